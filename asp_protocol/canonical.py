@@ -1,0 +1,48 @@
+"""Canonical JSON and the digests built on it (DESIGN §3): one place, so every digest agrees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+BLOB_PREFIX = "blob:sha256:"
+DIGEST_PREFIX = "sha256:"
+
+
+def canonical_json(value: Any) -> str:
+    """Keys sorted recursively, no whitespace, non-ASCII kept as UTF-8, integers as integers."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def digest_bytes(data: bytes) -> str:
+    return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """`sha256:<hex>` of the canonical JSON of *value*."""
+    return digest_bytes(canonical_json(value).encode("utf-8"))
+
+
+def blob_id(data: bytes) -> str:
+    """Content address of raw file bytes: `blob:sha256:<hex>`."""
+    return BLOB_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def changeset_digest(changeset: Any) -> str:
+    return digest(changeset)
+
+
+def request_digest(method: str, params: Any) -> str:
+    return digest({"method": method, "params": params})
+
+
+def policy_digest(policy: Any) -> str:
+    return digest(policy)
+
+
+def config_digest(provider_id: str, capability_version: str, configuration: Any) -> str:
+    """Identity of a provider's effective settings (PROTOCOL §5.3), shared by host and providers."""
+    return digest(
+        {"provider": provider_id, "capabilityVersion": capability_version, "configuration": configuration}
+    )

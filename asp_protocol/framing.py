@@ -1,0 +1,116 @@
+"""NDJSON framing: one JSON object per line, a hard line-length limit, and byte streams over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from asp_protocol import DEFAULT_MAX_LINE_BYTES
+
+
+@dataclass(frozen=True)
+class OversizedLine:
+    """A line that exceeded the limit; its bytes were discarded up to the next newline."""
+
+    size: int
+
+
+class LineReader:
+    """Splits a byte stream into lines, discarding (not buffering) any line over the limit."""
+
+    def __init__(self, stream: ByteReceiveStream, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
+        self._stream = stream
+        self._max = max_line_bytes
+        self._buffer = bytearray()
+        self._discarding = 0
+        self._eof = False
+
+    async def next_line(self) -> bytes | OversizedLine | None:
+        """The next non-empty line without its newline, an OversizedLine marker, or None at EOF."""
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                if self._discarding:
+                    size = self._discarding + len(line)
+                    self._discarding = 0
+                    return OversizedLine(size)
+                if len(line) > self._max:
+                    return OversizedLine(len(line))
+                if line.strip():
+                    return line
+                continue
+            if len(self._buffer) > self._max:
+                self._discarding += len(self._buffer)
+                self._buffer.clear()
+            if self._eof:
+                if self._discarding:
+                    size, self._discarding = self._discarding, 0
+                    return OversizedLine(size)
+                if self._buffer.strip():
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line
+                return None
+            try:
+                chunk = await self._stream.receive(65536)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._eof = True
+                continue
+            self._buffer.extend(chunk)
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON plus newline; JSON escapes any newline inside strings."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+class _FdReceiveStream(ByteReceiveStream):
+    """Reads a raw file descriptor in a worker thread that is abandoned on cancellation."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await anyio.to_thread.run_sync(os.read, self._fd, max_bytes, abandon_on_cancel=True)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _FdSendStream(ByteSendStream):
+    """Writes a raw file descriptor fully, in a worker thread so a slow reader never blocks the loop."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    async def send(self, item: bytes) -> None:
+        try:
+            await anyio.to_thread.run_sync(self._write_all, item)
+        except (BrokenPipeError, OSError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        return None
+
+
+def stdio_byte_streams() -> tuple[ByteReceiveStream, ByteSendStream]:
+    """This process's stdin/stdout as byte streams; everything else must log to stderr."""
+    sys.stdout.flush()
+    return _FdReceiveStream(sys.stdin.fileno()), _FdSendStream(sys.stdout.fileno())

@@ -1,0 +1,392 @@
+"""A JSON-RPC 2.0 endpoint over NDJSON byte streams: requests both ways on one pipe.
+
+Modelled on pygls' protocol class: one object owns the read loop, id correlation, per-request
+deadlines, `$/cancelRequest` in both directions, `$/progress` routing and failing every pending
+request with a typed error when the stream closes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
+
+from asp_protocol import DEFAULT_MAX_LINE_BYTES
+from asp_protocol.errors import (
+    AspError,
+    ConnectionClosed,
+    ErrorCode,
+    ProtocolViolation,
+    RequestTimeout,
+)
+from asp_protocol.framing import LineReader, OversizedLine, encode_message
+
+log = logging.getLogger(__name__)
+
+CANCEL_METHOD = "$/cancelRequest"
+PROGRESS_METHOD = "$/progress"
+
+RequestId = int | str
+ProgressCallback = Callable[[Any], Awaitable[None]]
+NotificationHandler = Callable[[Any], Awaitable[None]]
+
+
+@dataclass
+class RequestContext:
+    """What a request handler knows about its request; `cancel_requested` is set by `$/cancelRequest`."""
+
+    id: RequestId
+    method: str
+    endpoint: JsonRpcEndpoint
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+
+    async def progress(self, value: dict[str, Any]) -> None:
+        """Send `$/progress` with this request's id as the token."""
+        await self.endpoint.notify(PROGRESS_METHOD, {"token": self.id, "value": value})
+
+
+RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
+
+
+@dataclass
+class _Registration:
+    handler: RequestHandler
+    cooperative_cancel: bool
+
+
+@dataclass
+class _Inflight:
+    scope: anyio.CancelScope
+    context: RequestContext
+    cooperative_cancel: bool
+
+
+@dataclass
+class _Pending:
+    method: str
+    on_progress: ProgressCallback | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class WireEvent:
+    """One message seen on the wire, for tracing and debug tools (never holds the payload)."""
+
+    direction: Literal["in", "out"]
+    kind: Literal["request", "response", "error", "notification", "invalid"]
+    method: str | None
+    id: RequestId | None
+    size: int
+    at: float
+
+
+class JsonRpcEndpoint:
+    """One side of a JSON-RPC 2.0 NDJSON connection; call `serve()` in a task group."""
+
+    def __init__(
+        self,
+        receive: ByteReceiveStream,
+        send: ByteSendStream,
+        *,
+        name: str = "peer",
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        on_wire: Callable[[WireEvent], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._reader = LineReader(receive, max_line_bytes)
+        self._send_stream = send
+        self._send_lock = anyio.Lock()
+        self._ids = itertools.count(1)
+        self._handlers: dict[str, _Registration] = {}
+        self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._pending: dict[RequestId, _Pending] = {}
+        self._inflight: dict[RequestId, _Inflight] = {}
+        self._on_wire = on_wire
+        self._closed = False
+        self._close_reason = "connection closed"
+        self.closed_event = anyio.Event()
+
+    # -- registration -------------------------------------------------------------------------
+
+    def register(
+        self, method: str, handler: RequestHandler, *, cooperative_cancel: bool = False
+    ) -> None:
+        """Serve *method*. A cooperative handler is told of `$/cancelRequest` instead of being cancelled."""
+        self._handlers[method] = _Registration(handler, cooperative_cancel)
+
+    def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        self._notification_handlers[method] = handler
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def close_reason(self) -> str:
+        return self._close_reason
+
+    # -- outgoing -----------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send a request and wait for its result; raises AspError, RequestTimeout or ConnectionClosed."""
+        if self._closed:
+            raise ConnectionClosed(f"{self.name}: {self._close_reason}")
+        request_id = next(self._ids)
+        pending = _Pending(method, on_progress)
+        self._pending[request_id] = pending
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message, "request", method, request_id)
+            with anyio.fail_after(timeout) if timeout is not None else nullcontext():
+                await pending.done.wait()
+        except TimeoutError:
+            await self._cancel_remote(request_id)
+            raise RequestTimeout(method, timeout or 0) from None
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancel_remote(request_id)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message, "notification", method, None)
+
+    async def _cancel_remote(self, request_id: RequestId) -> None:
+        if self._closed:
+            return
+        try:
+            await self.notify(CANCEL_METHOD, {"id": request_id})
+        except ConnectionClosed:
+            pass
+
+    async def _send(
+        self,
+        message: dict[str, Any],
+        kind: Literal["request", "response", "error", "notification", "invalid"],
+        method: str | None,
+        request_id: RequestId | None,
+    ) -> None:
+        data = encode_message(message)
+        async with self._send_lock:
+            if self._closed and kind != "response" and kind != "error":
+                raise ConnectionClosed(f"{self.name}: {self._close_reason}")
+            try:
+                await self._send_stream.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                self._mark_closed(f"write failed: {exc.__class__.__name__}")
+                raise ConnectionClosed(f"{self.name}: {self._close_reason}") from exc
+        self._trace("out", kind, method, request_id, len(data))
+
+    async def _respond(self, request_id: RequestId | None, result: Any) -> None:
+        try:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result}, "response", None, request_id)
+        except ConnectionClosed:
+            pass
+
+    async def _respond_error(self, request_id: RequestId | None, error: AspError) -> None:
+        message = {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
+        try:
+            await self._send(message, "error", None, request_id)
+        except ConnectionClosed:
+            pass
+
+    # -- incoming -----------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Read and dispatch until the stream ends; then fail every pending request."""
+        try:
+            async with anyio.create_task_group() as tg:
+                try:
+                    while True:
+                        line = await self._reader.next_line()
+                        if line is None:
+                            break
+                        await self._dispatch_line(line, tg)
+                finally:
+                    self._mark_closed("peer closed the stream")
+                    tg.cancel_scope.cancel()
+        finally:
+            self._mark_closed("peer closed the stream")
+
+    def _mark_closed(self, reason: str) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._close_reason = reason
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.error = ConnectionClosed(f"{self.name}: {reason}")
+                pending.done.set()
+        self.closed_event.set()
+
+    async def _dispatch_line(self, line: bytes | OversizedLine, tg: TaskGroup) -> None:
+        if isinstance(line, OversizedLine):
+            self._trace("in", "invalid", None, None, line.size)
+            await self._respond_error(
+                None,
+                AspError(ErrorCode.PARSE_ERROR, "line exceeds the size limit", detail=f"{line.size} bytes"),
+            )
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            self._trace("in", "invalid", None, None, len(line))
+            await self._respond_error(None, AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line"))
+            return
+        size = len(line)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self._trace("in", "invalid", None, None, size)
+            bad_id = message.get("id") if isinstance(message, dict) else None
+            await self._respond_error(
+                bad_id if isinstance(bad_id, (int, str)) else None,
+                AspError(ErrorCode.INVALID_REQUEST, "not a JSON-RPC 2.0 object"),
+            )
+            return
+        method = message.get("method")
+        has_id = "id" in message
+        if isinstance(method, str):
+            if has_id:
+                await self._on_request(message, method, size, tg)
+            else:
+                self._trace("in", "notification", method, None, size)
+                await self._on_notification(method, message.get("params"), tg)
+        elif has_id and ("result" in message or "error" in message):
+            self._on_response(message, size)
+        else:
+            self._trace("in", "invalid", None, None, size)
+            await self._respond_error(None, AspError(ErrorCode.INVALID_REQUEST, "neither request nor response"))
+
+    async def _on_request(self, message: dict[str, Any], method: str, size: int, tg: TaskGroup) -> None:
+        request_id = message["id"]
+        self._trace("in", "request", method, request_id if isinstance(request_id, (int, str)) else None, size)
+        if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
+            await self._respond_error(None, AspError(ErrorCode.INVALID_REQUEST, "request id must be a string or integer"))
+            return
+        if request_id in self._inflight:
+            await self._respond_error(
+                request_id, AspError(ErrorCode.INVALID_REQUEST, "duplicate request id while the first is in flight")
+            )
+            return
+        registration = self._handlers.get(method)
+        if registration is None:
+            await self._respond_error(
+                request_id, AspError(ErrorCode.METHOD_NOT_FOUND, "method not found", detail=method[:200])
+            )
+            return
+        context = RequestContext(request_id, method, self)
+        inflight = _Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
+        self._inflight[request_id] = inflight
+        tg.start_soon(self._run_handler, registration.handler, message.get("params"), inflight)
+
+    async def _run_handler(self, handler: RequestHandler, params: Any, inflight: _Inflight) -> None:
+        request_id = inflight.context.id
+        started = time.perf_counter()
+        try:
+            with inflight.scope:
+                try:
+                    result = await handler(params, inflight.context)
+                except AspError as error:
+                    await self._respond_error(request_id, error)
+                except (anyio.get_cancelled_exc_class(), ConnectionClosed):
+                    raise
+                except Exception as exc:
+                    log.exception("%s: handler for %s failed", self.name, inflight.context.method)
+                    await self._respond_error(
+                        request_id,
+                        AspError(ErrorCode.INTERNAL_ERROR, "internal error", detail=exc.__class__.__name__),
+                    )
+                else:
+                    await self._respond(request_id, result)
+            if inflight.scope.cancelled_caught:
+                await self._respond_error(
+                    request_id, AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest")
+                )
+        except ConnectionClosed:
+            pass
+        finally:
+            self._inflight.pop(request_id, None)
+            log.debug("%s: %s took %.1f ms", self.name, inflight.context.method, (time.perf_counter() - started) * 1000)
+
+    async def _on_notification(self, method: str, params: Any, tg: TaskGroup) -> None:
+        if method == CANCEL_METHOD:
+            target = params.get("id") if isinstance(params, dict) else None
+            inflight = self._inflight.get(target) if isinstance(target, (int, str)) else None
+            if inflight is not None:
+                inflight.context.cancel_requested.set()
+                if not inflight.cooperative_cancel:
+                    inflight.scope.cancel()
+            return
+        if method == PROGRESS_METHOD:
+            token = params.get("token") if isinstance(params, dict) else None
+            pending = self._pending.get(token) if isinstance(token, (int, str)) else None
+            if pending is not None and pending.on_progress is not None:
+                tg.start_soon(self._deliver_progress, pending.on_progress, params.get("value"))
+            return
+        handler = self._notification_handlers.get(method)
+        if handler is not None:
+            tg.start_soon(self._run_notification, handler, params)
+
+    async def _deliver_progress(self, callback: ProgressCallback, value: Any) -> None:
+        try:
+            await callback(value)
+        except Exception:
+            log.exception("%s: progress callback failed", self.name)
+
+    async def _run_notification(self, handler: NotificationHandler, params: Any) -> None:
+        try:
+            await handler(params)
+        except Exception:
+            log.exception("%s: notification handler failed", self.name)
+
+    def _on_response(self, message: dict[str, Any], size: int) -> None:
+        request_id = message.get("id")
+        is_error = "error" in message
+        self._trace("in", "error" if is_error else "response", None, request_id, size)
+        pending = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
+        if pending is None or pending.done.is_set():
+            log.debug("%s: response for unknown request id %r dropped", self.name, request_id)
+            return
+        if is_error and "result" in message:
+            pending.error = ProtocolViolation("response carries both result and error")
+        elif is_error:
+            pending.error = AspError.from_wire(message["error"])
+        else:
+            pending.result = message["result"]
+        pending.done.set()
+
+    def _trace(
+        self,
+        direction: Literal["in", "out"],
+        kind: Literal["request", "response", "error", "notification", "invalid"],
+        method: str | None,
+        request_id: RequestId | None,
+        size: int,
+    ) -> None:
+        if self._on_wire is not None:
+            self._on_wire(WireEvent(direction, kind, method, request_id, size, time.time()))

@@ -1,0 +1,354 @@
+"""Pydantic models of the ASP objects both sides exchange.
+
+Provider inputs the host must judge (ChangeSet, Assessment, Diagnostic) are closed, as their
+schemas are. The outer results are checked for the fields a client relies on and otherwise kept
+verbatim, so a newer host's extra fields never break an older client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CallSite = Literal["interactive", "gate", "sweep"]
+Decision = Literal["allow", "deny", "indeterminate"]
+CapabilityFamily = Literal["inspect", "check", "edit"]
+AssessmentStatus = Literal["complete", "incomplete", "unsupported", "error", "cancelled"]
+AssuranceMode = Literal["advisory", "gated", "mediated-write", "isolated"]
+TransactionGuarantee = Literal[
+    "none", "rollback_attempted", "text_only_transactional", "workspace_transactional", "staged_snapshot"
+]
+Comparison = Literal["introduced", "all", "resolved"]
+LifecycleState = Literal[
+    "launched",
+    "initializing",
+    "initialized",
+    "active",
+    "cancelled",
+    "shutting-down",
+    "exited",
+    "crashed",
+    "timed-out",
+    "incompatible",
+    "malformed",
+    "unavailable",
+    "quarantined",
+    "degraded",
+]
+DegradationReason = Literal[
+    "fail-open",
+    "quarantined",
+    "crashed",
+    "skewed",
+    "missing",
+    "stale",
+    "missing-required-provider",
+    "stale-baseline",
+    "blocking-diagnostic",
+    "missing-authority",
+    "insufficient-assurance",
+    "incomplete",
+    "unsupported",
+    "error",
+    "cancelled",
+    "malformed",
+    "timed-out",
+    "optional-degraded",
+    "unavailable",
+    "incompatible",
+    "unsupported-assurance",
+    "policy-self-authorization",
+    "direct-write-risk",
+    "lattice-fast-path",
+]
+
+BLOB_REF_PATTERN = r"^blob:[a-z0-9]+:[0-9a-f]+$"
+OUTER_BLOB_REF_PATTERN = r"^blob:sha256:[0-9a-f]+$"
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+# -- freshness ----------------------------------------------------------------------------------
+
+
+class Baseline(Closed):
+    rev: str
+    dirty: str | None = None
+    stamped_at: str | None = Field(default=None, alias="stampedAt")
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class Change(Closed):
+    path: str
+    kind: Literal["create", "modify", "delete", "rename"]
+    from_: str | None = Field(default=None, alias="from")
+    before: str | None = Field(default=None, pattern=BLOB_REF_PATTERN)
+    after: str | None = Field(default=None, pattern=BLOB_REF_PATTERN)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Change:
+        needed = {
+            "create": ("after",),
+            "modify": ("before", "after"),
+            "delete": ("before",),
+            "rename": ("from_", "before"),
+        }[self.kind]
+        missing = [name.rstrip("_") for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"{self.kind} change of {self.path!r} needs {', '.join(missing)}")
+        return self
+
+
+class ChangeSet(Closed):
+    baseline: Baseline
+    changes: list[Change]
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+# -- degradations and authority -----------------------------------------------------------------
+
+
+class CoverageDegradation(Closed):
+    source: str
+    reason: DegradationReason
+    detail: str
+    requirement: str | None = None
+    capability: CapabilityFamily | None = None
+    provider_state: LifecycleState | None = Field(default=None, alias="providerState")
+
+
+class AuthorityGrant(Closed):
+    granted: bool
+    requirement: str
+    call_site: CallSite | None = Field(default=None, alias="callSite")
+    policy_digest: str | None = Field(default=None, alias="policyDigest")
+
+
+class AuthorityEvidence(Closed):
+    identity: str
+    integrity: str
+    conformance: str
+    isolation: AssuranceMode
+    authority: AuthorityGrant
+
+
+class ApplyAssurance(Closed):
+    mode: AssuranceMode
+    transaction_guarantee: TransactionGuarantee = Field(alias="transactionGuarantee")
+    detail: str | None = None
+
+
+# -- provider output ------------------------------------------------------------------------------
+
+
+class Position(Closed):
+    line: int = Field(ge=0)
+    char: int = Field(ge=0)
+
+
+class Range(Closed):
+    start: Position
+    end: Position
+
+
+class Location(Closed):
+    path: str
+    range: Range | None = None
+
+
+class Diagnostic(Closed):
+    code: str
+    severity: Literal["error", "warning", "info"]
+    source: str
+    message: str
+    location: Location
+    fingerprint: str
+    introduced: bool | None = None
+    help: str | None = None
+    code_description: dict[str, str] | None = Field(default=None, alias="codeDescription")
+    fix: dict[str, Any] | None = None
+
+
+class CoveragePart(Closed):
+    scope: Literal["changeset", "workspace"] | dict[str, list[str]]
+    diagnostic_sources: list[str] = Field(alias="diagnosticSources")
+    rules: list[str]
+    comparison: Comparison
+
+
+class AssessmentCoverage(Closed):
+    requested: CoveragePart
+    covered: CoveragePart
+    degraded: list[CoverageDegradation]
+    unsupported: list[CoverageDegradation]
+    exhaustive: bool
+    truncated: bool
+
+
+class AssessmentValidAsOf(Closed):
+    baseline: Baseline
+    changeset_digest: str = Field(alias="changesetDigest")
+    blobs: list[str]
+
+
+class AssessmentProvider(Closed):
+    id: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    config_digest: str = Field(min_length=1, alias="configDigest")
+    capability_version: str = Field(min_length=1, alias="capabilityVersion")
+    build_digest: str | None = Field(default=None, alias="buildDigest")
+    artifact_digest: str | None = Field(default=None, alias="artifactDigest")
+    capability_family: Literal["check"] | None = Field(default=None, alias="capabilityFamily")
+
+
+class Timing(Closed):
+    started_at: str | None = Field(default=None, alias="startedAt")
+    ended_at: str | None = Field(default=None, alias="endedAt")
+    elapsed_ms: float | None = Field(default=None, ge=0, alias="elapsedMs")
+
+    @model_validator(mode="after")
+    def _has_duration(self) -> Timing:
+        if self.elapsed_ms is None and (self.started_at is None or self.ended_at is None):
+            raise ValueError("timing needs elapsedMs or both startedAt and endedAt")
+        return self
+
+
+class Cache(Closed):
+    status: Literal["hit", "miss", "stale", "disabled"]
+    key: str | None = None
+    digest: str | None = None
+    refreshed_at: str | None = Field(default=None, alias="refreshedAt")
+
+
+class Evidence(Closed):
+    kind: Literal["trace", "artifact", "metric", "message", "reference"]
+    id: str | None = None
+    digest: str | None = None
+    uri: str | None = None
+    message: str | None = None
+    data: dict[str, Any] | None = None
+
+
+class Assessment(Closed):
+    """A check provider's answer: evidence for the host, never a decision."""
+
+    status: AssessmentStatus
+    diagnostics: list[Diagnostic]
+    coverage: AssessmentCoverage
+    valid_as_of: AssessmentValidAsOf = Field(alias="validAsOf")
+    provider: AssessmentProvider
+    timing: Timing
+    cache: Cache
+    evidence: list[Evidence] | None = None
+
+
+# -- outer seam ---------------------------------------------------------------------------------
+
+
+class EvaluateChangesetParams(Closed):
+    call_site: CallSite = Field(alias="callSite")
+    changeset: ChangeSet
+    comparison: Literal["all", "introduced"] | None = None
+    timeout_ms: int | None = Field(default=None, ge=1, alias="timeoutMs")
+    base_policy_digest: str | None = Field(default=None, alias="basePolicyDigest")
+
+
+class DecisionCoverage(Open):
+    exhaustive: bool
+    required: list[str]
+    enrolled: list[str]
+    ran: list[str]
+    degraded: list[dict[str, Any]]
+
+
+class AuditReceipt(Open):
+    receipt_id: str = Field(alias="receiptId")
+    issued_at: str = Field(alias="issuedAt")
+    kind: Literal[
+        "status",
+        "capabilities",
+        "evaluate",
+        "inspect",
+        "edit-request",
+        "apply-attempt",
+        "authority-status",
+        "provider-failure",
+    ]
+    host: dict[str, Any]
+    request_digest: str = Field(alias="requestDigest")
+    policy_digest: str = Field(alias="policyDigest")
+    private_only: Literal[True] = Field(alias="privateOnly")
+    trust_artifact: Literal[False] = Field(alias="trustArtifact")
+
+
+class DecisionEnvelope(Open):
+    pass_: bool = Field(alias="pass")
+    decision: Decision
+    call_site: CallSite = Field(alias="callSite")
+    request_digest: str = Field(alias="requestDigest")
+    findings: list[dict[str, Any]]
+    coverage: DecisionCoverage
+    policy_digest: str = Field(alias="policyDigest")
+    authority_evidence: list[dict[str, Any]] = Field(alias="authorityEvidence")
+    valid_as_of: dict[str, Any] = Field(alias="validAsOf")
+    assurance: dict[str, Any]
+    receipt: AuditReceipt
+
+    @model_validator(mode="after")
+    def _pass_projects_decision(self) -> DecisionEnvelope:
+        if self.pass_ != (self.decision == "allow"):
+            raise ValueError("pass must be true exactly when decision is allow")
+        return self
+
+
+class HostInfo(Open):
+    name: str
+    version: str
+    outer_protocol: str = Field(alias="outerProtocol")
+    state: Literal["ready", "degraded", "unavailable"]
+    binding_candidate: str = Field(alias="bindingCandidate")
+
+
+class StatusResult(Open):
+    host: HostInfo
+    workspace: dict[str, Any]
+    policy: dict[str, Any]
+    servers: list[dict[str, Any]]
+    gates: dict[str, Any]
+    capabilities: dict[str, Any]
+    assurance_capabilities: list[str] = Field(alias="assuranceCapabilities")
+    receipt: AuditReceipt
+
+
+class CapabilitiesResult(Open):
+    capabilities: dict[str, Any]
+    sources: list[dict[str, Any]]
+    coverage: dict[str, Any]
+    receipt: AuditReceipt
+
+
+class AuthorityStatusResult(Open):
+    policy_activation: Literal["base-active", "candidate-pending", "candidate-approved"] = Field(
+        alias="policyActivation"
+    )
+    policy_digest: str = Field(alias="policyDigest")
+    providers: list[dict[str, Any]]
+    receipt: AuditReceipt
+
+
+class QueryInspectResult(Open):
+    data: dict[str, Any]
+    valid_as_of: dict[str, Any] = Field(alias="validAsOf")
+    coverage: dict[str, Any]
+    receipt: AuditReceipt
