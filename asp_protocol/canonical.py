@@ -12,7 +12,9 @@ DIGEST_PREFIX = "sha256:"
 
 def canonical_json(value: Any) -> str:
     """Keys sorted recursively, no whitespace, non-ASCII kept as UTF-8, integers as integers."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def digest_bytes(data: bytes) -> str:
@@ -44,5 +46,9 @@ def policy_digest(policy: Any) -> str:
 def config_digest(provider_id: str, capability_version: str, configuration: Any) -> str:
     """Identity of a provider's effective settings (PROTOCOL §5.3), shared by host and providers."""
     return digest(
-        {"provider": provider_id, "capabilityVersion": capability_version, "configuration": configuration}
+        {
+            "provider": provider_id,
+            "capabilityVersion": capability_version,
+            "configuration": configuration,
+        }
     )

@@ -61,7 +61,9 @@ class AspError(Exception):
         known = ErrorCode.lookup(code) if isinstance(code, int) else code
         self.code: int = spec.code if spec else int(code)  # type: ignore[arg-type]
         self.fail_class: FailClass = fail_class or (known.value.fail_class if known else "health")
-        self.retryable = retryable if retryable is not None else bool(known and known.value.retryable)
+        self.retryable = (
+            retryable if retryable is not None else bool(known and known.value.retryable)
+        )
         self.detail = detail
         self.message = message
         super().__init__(f"{message} (code {self.code}, failClass {self.fail_class})")
@@ -83,7 +85,11 @@ class AspError(Exception):
     def from_wire(cls, error: Any) -> AspError:
         """Build from a received error object; a malformed one still yields a typed error."""
         if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-            return cls(ErrorCode.INTERNAL_ERROR, "peer sent a malformed error object", fail_class="contract")
+            return cls(
+                ErrorCode.INTERNAL_ERROR,
+                "peer sent a malformed error object",
+                fail_class="contract",
+            )
         data = error.get("data") if isinstance(error.get("data"), dict) else {}
         fail_class = data.get("failClass")
         if fail_class not in ("health", "contract", "policy", "input"):

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -180,10 +180,8 @@ class JsonRpcEndpoint:
     async def _cancel_remote(self, request_id: RequestId) -> None:
         if self._closed:
             return
-        try:
+        with suppress(ConnectionClosed):
             await self.notify(CANCEL_METHOD, {"id": request_id})
-        except ConnectionClosed:
-            pass
 
     async def _send(
         self,
@@ -204,17 +202,15 @@ class JsonRpcEndpoint:
         self._trace("out", kind, method, request_id, len(data))
 
     async def _respond(self, request_id: RequestId | None, result: Any) -> None:
-        try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result}, "response", None, request_id)
-        except ConnectionClosed:
-            pass
+        with suppress(ConnectionClosed):
+            await self._send(
+                {"jsonrpc": "2.0", "id": request_id, "result": result}, "response", None, request_id
+            )
 
     async def _respond_error(self, request_id: RequestId | None, error: AspError) -> None:
         message = {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
-        try:
+        with suppress(ConnectionClosed):
             await self._send(message, "error", None, request_id)
-        except ConnectionClosed:
-            pass
 
     # -- incoming -----------------------------------------------------------------------------
 
@@ -250,14 +246,20 @@ class JsonRpcEndpoint:
             self._trace("in", "invalid", None, None, line.size)
             await self._respond_error(
                 None,
-                AspError(ErrorCode.PARSE_ERROR, "line exceeds the size limit", detail=f"{line.size} bytes"),
+                AspError(
+                    ErrorCode.PARSE_ERROR,
+                    "line exceeds the size limit",
+                    detail=f"{line.size} bytes",
+                ),
             )
             return
         try:
             message = json.loads(line)
         except (ValueError, UnicodeDecodeError):
             self._trace("in", "invalid", None, None, len(line))
-            await self._respond_error(None, AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line"))
+            await self._respond_error(
+                None, AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line")
+            )
             return
         size = len(line)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -280,23 +282,39 @@ class JsonRpcEndpoint:
             self._on_response(message, size)
         else:
             self._trace("in", "invalid", None, None, size)
-            await self._respond_error(None, AspError(ErrorCode.INVALID_REQUEST, "neither request nor response"))
+            await self._respond_error(
+                None, AspError(ErrorCode.INVALID_REQUEST, "neither request nor response")
+            )
 
-    async def _on_request(self, message: dict[str, Any], method: str, size: int, tg: TaskGroup) -> None:
+    async def _on_request(
+        self, message: dict[str, Any], method: str, size: int, tg: TaskGroup
+    ) -> None:
         request_id = message["id"]
-        self._trace("in", "request", method, request_id if isinstance(request_id, (int, str)) else None, size)
+        self._trace(
+            "in",
+            "request",
+            method,
+            request_id if isinstance(request_id, (int, str)) else None,
+            size,
+        )
         if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
-            await self._respond_error(None, AspError(ErrorCode.INVALID_REQUEST, "request id must be a string or integer"))
+            await self._respond_error(
+                None, AspError(ErrorCode.INVALID_REQUEST, "request id must be a string or integer")
+            )
             return
         if request_id in self._inflight:
             await self._respond_error(
-                request_id, AspError(ErrorCode.INVALID_REQUEST, "duplicate request id while the first is in flight")
+                request_id,
+                AspError(
+                    ErrorCode.INVALID_REQUEST, "duplicate request id while the first is in flight"
+                ),
             )
             return
         registration = self._handlers.get(method)
         if registration is None:
             await self._respond_error(
-                request_id, AspError(ErrorCode.METHOD_NOT_FOUND, "method not found", detail=method[:200])
+                request_id,
+                AspError(ErrorCode.METHOD_NOT_FOUND, "method not found", detail=method[:200]),
             )
             return
         context = RequestContext(request_id, method, self)
@@ -319,19 +337,29 @@ class JsonRpcEndpoint:
                     log.exception("%s: handler for %s failed", self.name, inflight.context.method)
                     await self._respond_error(
                         request_id,
-                        AspError(ErrorCode.INTERNAL_ERROR, "internal error", detail=exc.__class__.__name__),
+                        AspError(
+                            ErrorCode.INTERNAL_ERROR,
+                            "internal error",
+                            detail=exc.__class__.__name__,
+                        ),
                     )
                 else:
                     await self._respond(request_id, result)
             if inflight.scope.cancelled_caught:
                 await self._respond_error(
-                    request_id, AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest")
+                    request_id,
+                    AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest"),
                 )
         except ConnectionClosed:
             pass
         finally:
             self._inflight.pop(request_id, None)
-            log.debug("%s: %s took %.1f ms", self.name, inflight.context.method, (time.perf_counter() - started) * 1000)
+            log.debug(
+                "%s: %s took %.1f ms",
+                self.name,
+                inflight.context.method,
+                (time.perf_counter() - started) * 1000,
+            )
 
     async def _on_notification(self, method: str, params: Any, tg: TaskGroup) -> None:
         if method == CANCEL_METHOD:

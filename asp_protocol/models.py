@@ -17,7 +17,11 @@ CapabilityFamily = Literal["inspect", "check", "edit"]
 AssessmentStatus = Literal["complete", "incomplete", "unsupported", "error", "cancelled"]
 AssuranceMode = Literal["advisory", "gated", "mediated-write", "isolated"]
 TransactionGuarantee = Literal[
-    "none", "rollback_attempted", "text_only_transactional", "workspace_transactional", "staged_snapshot"
+    "none",
+    "rollback_attempted",
+    "text_only_transactional",
+    "workspace_transactional",
+    "staged_snapshot",
 ]
 Comparison = Literal["introduced", "all", "resolved"]
 LifecycleState = Literal[

@@ -24,7 +24,9 @@ def require_definitions() -> Path:
     """The bundle directory, or skip the calling test with the reason (CI always has it)."""
     found = definition_dir()
     if found is None:
-        pytest.skip("ASP definition bundle not found: set ASP_DEFINITION_DIR or place ../shared/asp")
+        pytest.skip(
+            "ASP definition bundle not found: set ASP_DEFINITION_DIR or place ../shared/asp"
+        )
     return found
 
 
@@ -53,7 +55,10 @@ def schema_errors(instance: Any, ref: str) -> list[str]:
 
     require_definitions()
     validator = Draft202012Validator({"$ref": SCHEMA_BASE + ref}, registry=_registry())
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(instance)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator.iter_errors(instance)
+    ]
 
 
 def assert_valid(instance: Any, ref: str) -> None:
