@@ -1,0 +1,150 @@
+"""One running host process: its pipes, its JSON-RPC endpoint, its stderr ring and how it ended."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from subprocess import PIPE
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
+from host_client.ring import ByteRing
+from host_client.settings import HostClientSettings
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a host process ended, kept for error reports and `asp_debug_host`."""
+
+    exit_code: int | None
+    reason: str
+    at: float
+    stderr_tail: str
+    answered: bool
+
+
+@dataclass
+class HostInstance:
+    """A spawned host. `dead` is set once the process is gone and its exit is recorded."""
+
+    process: Process
+    endpoint: JsonRpcEndpoint
+    stderr: ByteRing
+    started_at: float
+    dead: anyio.Event = field(default_factory=anyio.Event)
+    stderr_done: anyio.Event = field(default_factory=anyio.Event)
+    exit: ExitInfo | None = None
+    answered: bool = False
+    invalid_lines: int = 0
+    by_id: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return not self.dead.is_set() and not self.endpoint.closed
+
+
+async def spawn(
+    settings: HostClientSettings, on_wire: Callable[[HostInstance, WireEvent], None]
+) -> HostInstance:
+    """Start the configured argv with explicit pipes in the workspace; raises OSError if it cannot."""
+    process = await anyio.open_process(
+        list(settings.argv),
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
+        cwd=str(settings.cwd),
+        env=settings.env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    holder: list[HostInstance] = []
+    endpoint = JsonRpcEndpoint(
+        process.stdout,
+        process.stdin,
+        name=f"host[{process.pid}]",
+        max_line_bytes=settings.max_line_bytes,
+        on_wire=lambda event: on_wire(holder[0], event) if holder else None,
+    )
+    instance = HostInstance(process, endpoint, ByteRing(settings.stderr_buffer_bytes), time.time())
+    holder.append(instance)
+    return instance
+
+
+async def drain_stderr(instance: HostInstance) -> None:
+    """Read stderr continuously so a chatty host can never block on a full pipe."""
+    stream = instance.process.stderr
+    try:
+        if stream is None:
+            return
+        while True:
+            try:
+                chunk = await stream.receive(65536)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            instance.stderr.write(chunk)
+    finally:
+        instance.stderr_done.set()
+
+
+async def supervise(instance: HostInstance, grace: float) -> int | None:
+    """Serve the endpoint until the process is gone; return its exit code (None if unknown)."""
+    process = instance.process
+
+    async def serve_then_reap() -> None:
+        await instance.endpoint.serve()
+        # stdout closed: a live process without a protocol stream is useless, so end it.
+        with anyio.move_on_after(grace):
+            await process.wait()
+        if process.returncode is None:
+            _kill(process)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(drain_stderr, instance)
+        tg.start_soon(serve_then_reap)
+        code = await process.wait()
+        # The process is gone; let stdout and stderr deliver what is still buffered in the pipes.
+        with anyio.move_on_after(0.5):
+            await instance.endpoint.closed_event.wait()
+        with anyio.move_on_after(0.5):
+            await instance.stderr_done.wait()
+        tg.cancel_scope.cancel()
+    return code
+
+
+async def stop(instance: HostInstance, grace: float) -> None:
+    """Close the host's stdin (a polite host exits at EOF), then terminate, then kill."""
+    process = instance.process
+    if process.returncode is not None:
+        return
+    with anyio.CancelScope(shield=True):
+        try:
+            if process.stdin is not None:
+                await process.stdin.aclose()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        with anyio.move_on_after(grace):
+            await process.wait()
+        if process.returncode is None:
+            try:
+                process.terminate()
+            except ProcessLookupError:
+                return
+            with anyio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None:
+            _kill(process)
+            with anyio.move_on_after(grace):
+                await process.wait()
+
+
+def _kill(process: Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
