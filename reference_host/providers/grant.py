@@ -1,0 +1,50 @@
+"""Read-grant path globs (PROTOCOL §6.4): `**` spans directories, `*`/`?` stay in one segment, `!` excludes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile one grant glob; `src/**` matches everything below `src`, `**/*.py` matches `a.py`."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("(?:/.*)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+class ReadGrant:
+    """The granted read scope: a path is readable when an include glob matches and no `!` glob does."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        patterns = [g for g in globs if isinstance(g, str)]
+        self.globs = tuple(patterns)
+        self._include = [glob_regex(g) for g in patterns if not g.startswith("!")]
+        self._exclude = [glob_regex(g[1:]) for g in patterns if g.startswith("!")]
+
+    def allows(self, path: str) -> bool:
+        path = path.lstrip("/")
+        if not any(rx.match(path) for rx in self._include):
+            return False
+        return not any(rx.match(path) for rx in self._exclude)

@@ -1,0 +1,262 @@
+"""asp-fake-provider over real pipes: every scripted behaviour is exactly what the contract says.
+
+Clean output must be schema-valid, deliberately broken output must fail the schema the way the
+official host-owned fixtures do, and crashes/hangs/refusals happen at the named point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from asp_protocol.canonical import changeset_digest, config_digest
+from asp_protocol.errors import AspError, ConnectionClosed, RequestTimeout
+from asp_protocol.host_owned import find_host_owned_fields
+from reference_host.providers.fake import BEHAVIORS, CRASH_STATUS, OUT_OF_GRANT_PROBE, UNREAD_BLOB
+from tests.support.definitions import assert_valid, load_json, schema_errors
+from tests.support.provider_host import ProviderHost, provider_host, wait_exit
+
+pytestmark = pytest.mark.anyio
+
+FAKE = "reference_host.providers.fake"
+FILES = {"src/app.py": "x = 1\n", "README.md": "hello\n"}
+ASSESSMENT = "check-assessment.schema.json"
+
+
+def fake(behavior: str, *extra: str):  # type: ignore[no-untyped-def]
+    return provider_host(FAKE, "--behavior", behavior, *extra, files=FILES)
+
+
+def params(host: ProviderHost, comparison: str = "all", **more: object) -> dict[str, object]:
+    changeset = host.changeset({"src/app.py": "x = 2\n", "src/new.py": "y = 3\n"})
+    return {"changeset": changeset, "scope": "changeset", "comparison": comparison, **more}
+
+
+async def test_initialize_result_is_valid_and_read_only() -> None:
+    async with fake("clean") as host:
+        result = await host.initialize()
+        assert_valid(result, "initialize.schema.json#/$defs/result")
+        assert result["capabilities"]["check"]["diagnosticSources"] == ["asp-fake-provider"]
+        assert result["requestedPermissions"]["write"] is False
+        assert result["requestedPermissions"]["network"] is False
+
+
+async def test_clean_assessment_is_valid_and_claims_exactly_the_blobs_read() -> None:
+    async with fake("clean") as host:
+        await host.start()
+        request = params(host)
+        assessment = await host.evaluate(request)
+        assert_valid(assessment, ASSESSMENT)
+        assert assessment["status"] == "complete" and assessment["diagnostics"] == []
+        assert assessment["validAsOf"]["baseline"] == request["changeset"]["baseline"]  # type: ignore[index]
+        assert assessment["validAsOf"]["changesetDigest"] == changeset_digest(request["changeset"])
+        assert sorted(assessment["validAsOf"]["blobs"]) == sorted(host.reads)
+        assert assessment["provider"]["configDigest"] == config_digest(
+            "asp-fake-provider", "check/1.0", {}
+        )
+
+
+async def test_finding_is_one_namespaced_error_on_the_first_changed_path() -> None:
+    async with provider_host(FAKE, "--behavior", "finding", "--id", "acme", files=FILES) as host:
+        await host.start()
+        assessment = await host.evaluate(params(host, "introduced"))
+        assert_valid(assessment, ASSESSMENT)
+        [diagnostic] = assessment["diagnostics"]
+        assert diagnostic["code"] == "acme/finding" and diagnostic["source"] == "acme"
+        assert diagnostic["severity"] == "error" and diagnostic["introduced"] is True
+        assert diagnostic["location"]["path"] == "src/app.py"
+
+
+@pytest.mark.parametrize(
+    ("behavior", "status"),
+    [
+        ("unsupported", "unsupported"),
+        ("incomplete", "incomplete"),
+        ("error", "error"),
+        ("cancelled", "cancelled"),
+    ],
+)
+async def test_scripted_statuses_are_valid_assessments(behavior: str, status: str) -> None:
+    async with fake(behavior) as host:
+        await host.start()
+        assessment = await host.evaluate(params(host))
+        assert_valid(assessment, ASSESSMENT)
+        assert assessment["status"] == status
+        assert assessment["coverage"]["exhaustive"] is False
+        assert assessment["coverage"]["degraded"][0]["reason"] == status
+
+
+async def test_malformed_assessment_misses_required_fields() -> None:
+    async with fake("malformed") as host:
+        await host.start()
+        assessment = await host.evaluate(params(host))
+        errors = schema_errors(assessment, ASSESSMENT)
+        assert any("'coverage' is a required property" in e for e in errors)
+
+
+@pytest.mark.parametrize(
+    ("behavior", "fixture"),
+    [
+        ("forged-top-level", "fixtures/core/check-assessment.invalid.host-owned-top-level.json"),
+        ("forged-nested", "fixtures/core/check-assessment.invalid.host-owned-nested.json"),
+    ],
+)
+async def test_forged_host_fields_fail_the_schema_like_the_official_fixture(
+    behavior: str, fixture: str
+) -> None:
+    official = load_json(fixture)
+    assert schema_errors(official, ASSESSMENT)
+    async with fake(behavior) as host:
+        await host.start()
+        assessment = await host.evaluate(params(host))
+        assert schema_errors(assessment, ASSESSMENT)
+        forged = find_host_owned_fields(assessment)
+        assert forged
+        if behavior == "forged-top-level":
+            assert set(forged) == {"$.decision", "$.pass"}
+        else:
+            assert all(path.startswith("$.evidence[") for path in forged)
+        stripped = {
+            k: v for k, v in assessment.items() if k not in ("decision", "pass", "evidence")
+        }
+        assert_valid(stripped, ASSESSMENT)
+
+
+async def test_freshness_forgeries_are_schema_valid_but_wrong() -> None:
+    for behavior in (
+        "stale-baseline",
+        "wrong-changeset-digest",
+        "unread-blob",
+        "wrong-config-digest",
+    ):
+        async with fake(behavior) as host:
+            await host.start()
+            request = params(host)
+            assessment = await host.evaluate(request)
+            assert_valid(assessment, ASSESSMENT)
+            valid_as_of = assessment["validAsOf"]
+            if behavior == "stale-baseline":
+                assert valid_as_of["baseline"] != request["changeset"]["baseline"]  # type: ignore[index]
+            elif behavior == "wrong-changeset-digest":
+                assert valid_as_of["changesetDigest"] != changeset_digest(request["changeset"])
+            elif behavior == "unread-blob":
+                assert UNREAD_BLOB in valid_as_of["blobs"] and UNREAD_BLOB not in host.reads
+            else:
+                expected = config_digest("asp-fake-provider", "check/1.0", {})
+                assert assessment["provider"]["configDigest"] != expected
+
+
+async def test_version_refusal_and_exact_negotiation() -> None:
+    async with fake("version-refusal") as host:
+        with pytest.raises(AspError) as refused:
+            await host.initialize()
+        assert refused.value.code == -32014 and refused.value.fail_class == "contract"
+    async with provider_host(
+        FAKE, "--behavior", "clean", "--protocol", "asp/0.1", files=FILES
+    ) as host:
+        with pytest.raises(AspError) as skew:
+            await host.initialize("asp/1.0")
+        assert skew.value.code == -32014
+        result = await host.initialize("asp/0.1")
+        assert_valid(result, "initialize.schema.json#/$defs/result")
+        await host.initialized()
+        legacy = params(host, callSite="gate")
+        assert_valid(await host.evaluate(legacy), ASSESSMENT)
+
+
+async def test_crash_on_initialize_exits_with_status_3() -> None:
+    async with fake("crash-initialize") as host:
+        with pytest.raises(ConnectionClosed):
+            await host.initialize()
+        assert await wait_exit(host.process) == CRASH_STATUS
+
+
+async def test_crash_mid_evaluate_after_reading_exits_with_status_3() -> None:
+    async with fake("crash-evaluate") as host:
+        await host.start()
+        with pytest.raises(ConnectionClosed):
+            await host.evaluate(params(host))
+        assert host.reads, "the crash happens mid-evaluate, after the provider read content"
+        assert await wait_exit(host.process) == CRASH_STATUS
+
+
+async def test_hang_never_answers_and_honours_cancel_request() -> None:
+    async with fake("hang") as host:
+        await host.start()
+        with pytest.raises(RequestTimeout):
+            await host.evaluate(params(host), timeout=0.5)
+        # the timed-out request was cancelled with $/cancelRequest; the provider keeps serving
+        assert host.process.returncode is None
+    async with fake("hang", "--hang-seconds", "0.2") as host:
+        await host.start()
+        assert_valid(await host.evaluate(params(host)), ASSESSMENT)
+
+
+async def test_rpc_error_is_typed_health_failure() -> None:
+    async with fake("rpc-error") as host:
+        await host.start()
+        with pytest.raises(AspError) as failure:
+            await host.evaluate(params(host))
+        assert failure.value.fail_class == "health" and failure.value.code == -32603
+
+
+async def test_slow_progress_reports_three_times_before_the_clean_result() -> None:
+    async with fake("slow-progress") as host:
+        await host.start()
+        assessment = await host.evaluate(params(host))
+        assert_valid(assessment, ASSESSMENT)
+        reports = [v for v in host.progress if v.get("kind") == "report"]
+        assert len(reports) >= 3
+        for value in reports:
+            assert_valid({"token": 1, "value": value}, "progress.schema.json#/$defs/params")
+
+
+async def test_initialize_shape_behaviours() -> None:
+    async with fake("malformed-initialize") as host:
+        assert schema_errors(await host.initialize(), "initialize.schema.json#/$defs/result")
+    async with fake("no-check-capability") as host:
+        result = await host.initialize()
+        assert_valid(result, "initialize.schema.json#/$defs/result")
+        assert "check" not in result["capabilities"] and result["capabilityFamilies"] == ["inspect"]
+    async with fake("requests-write") as host:
+        result = await host.initialize()
+        assert_valid(result, "initialize.schema.json#/$defs/result")
+        assert result["requestedPermissions"]["write"] is True
+
+
+async def test_read_out_of_grant_reports_the_host_refusal_in_evidence() -> None:
+    async with fake("read-out-of-grant") as host:
+        await host.start()
+        assessment = await host.evaluate(params(host))
+        assert_valid(assessment, ASSESSMENT)
+        assert host.refused.get(OUT_OF_GRANT_PROBE) == 1
+        [probe] = [
+            e
+            for e in assessment["evidence"]
+            if e.get("data", {}).get("probe") == OUT_OF_GRANT_PROBE
+        ]
+        assert probe["data"]["refused"] is True and probe["data"]["code"] == -32012
+        assert OUT_OF_GRANT_PROBE not in assessment["validAsOf"]["blobs"]
+
+
+async def test_configuration_fixtures_and_digest_identity() -> None:
+    valid = load_json("fixtures/core/check-evaluate.configuration.valid.json")
+    null = load_json("fixtures/core/check-evaluate.configuration.invalid.null.json")
+    async with fake("clean") as host:
+        await host.start()
+        assessment = await host.evaluate(valid)
+        assert_valid(assessment, ASSESSMENT)
+        assert assessment["provider"]["configDigest"] == config_digest(
+            "asp-fake-provider", "check/1.0", valid["configuration"]
+        )
+        with pytest.raises(AspError) as rejected:
+            await host.evaluate(null)
+        assert rejected.value.code == -32602 and rejected.value.fail_class == "input"
+        with pytest.raises(AspError):
+            await host.evaluate({**valid, "configuration": {"verify": {"unknown": 1}}})
+        empty = await host.evaluate({**valid, "configuration": {}})
+        omitted = await host.evaluate({k: v for k, v in valid.items() if k != "configuration"})
+        assert empty["provider"]["configDigest"] == omitted["provider"]["configDigest"]
+
+
+def test_behaviour_list_matches_the_contract() -> None:
+    assert len(BEHAVIORS) == 23 and len(set(BEHAVIORS)) == 23
