@@ -1,0 +1,316 @@
+"""Match an old tool's findings against the ASP host's findings on the same change.
+
+Three passes, each one-to-one: equal fingerprints (only when both sides carry them); same path and
+rule kind within a line tolerance (nearest first, never pairing two different quoted names); same
+path, rule kind and quoted name at any distance (a finding that moved with a line shift). What the
+old tool found and the host did not is a parity blocker; the reverse is reported, not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bridge.migration.findings import Finding, Model, parse_host_findings
+from bridge.migration.rules import RuleHow, asp_rule_kind, message_subject, old_rule_kind
+
+MatchMethod = Literal["fingerprint", "position", "subject"]
+DEFAULT_LINE_TOLERANCE = 2
+
+
+class ParityOptions(Model):
+    line_tolerance: int = Field(default=DEFAULT_LINE_TOLERANCE, ge=0, le=10_000)
+    rule_map: dict[str, str] = Field(default_factory=dict)
+    match_shifted_by_subject: bool = True
+
+
+class MatchedFinding(Model):
+    old: Finding
+    asp: Finding
+    method: MatchMethod
+    rule_kind: str | None
+    line_delta: int | None
+    severity_differs: bool
+
+
+class OnlyOldFinding(Model):
+    finding: Finding
+    rule_kind: str | None
+    rule_mapping: RuleHow
+    path_in_change: bool | None
+    parity_blocker: Literal[True] = True
+    reason: str
+
+
+class OnlyAspFinding(Model):
+    finding: Finding
+    rule_kind: str
+    path_seen_by_old_tool: bool
+    reason: str
+
+
+class ParityCounts(Model):
+    old: int
+    asp: int
+    matched: int
+    only_old: int
+    only_asp: int
+    parity_blockers: int
+    only_old_outside_change: int
+    matched_by: dict[str, int]
+
+
+class ParityResult(Model):
+    counts: ParityCounts
+    matched: tuple[MatchedFinding, ...]
+    only_old: tuple[OnlyOldFinding, ...]
+    only_asp: tuple[OnlyAspFinding, ...]
+    line_tolerance: int
+    unmapped_old_rules: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class _Side:
+    finding: Finding
+    kind: str | None
+    how: RuleHow
+    subject: str | None
+
+
+def _line(f: Finding) -> int | None:
+    return f.start.line if f.start else None
+
+
+def _delta(old: Finding, asp: Finding) -> tuple[int, int] | None:
+    """(line, char) distance, (0, 0) for two file-level findings, None when only one has a range."""
+    if old.start is None and asp.start is None:
+        return 0, 0
+    if old.start is None or asp.start is None:
+        return None
+    return abs(asp.start.line - old.start.line), abs(asp.start.char - old.start.char)
+
+
+def compare_findings(
+    old: Sequence[Finding],
+    asp: Sequence[Finding],
+    *,
+    options: ParityOptions | None = None,
+    change_paths: Iterable[str] | None = None,
+    notes: Iterable[str] = (),
+) -> ParityResult:
+    """Pair old and ASP findings one-to-one; everything unpaired is listed with the reason."""
+    opts = options or ParityOptions()
+    olds = [_old_side(f, opts) for f in old]
+    asps = [_Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message)) for f in asp]
+    free_old = set(range(len(olds)))
+    free_asp = set(range(len(asps)))
+    matched: list[tuple[int, int, MatchMethod]] = []
+
+    def take(candidates: list[tuple[tuple[int, ...], int, int]], method: MatchMethod) -> None:
+        for _, o, a in sorted(candidates):
+            if o in free_old and a in free_asp:
+                free_old.discard(o)
+                free_asp.discard(a)
+                matched.append((o, a, method))
+
+    by_path: dict[str, list[int]] = {}
+    for a, side in enumerate(asps):
+        by_path.setdefault(side.finding.path, []).append(a)
+
+    def pairs() -> Iterable[tuple[int, int]]:
+        for o in sorted(free_old):
+            for a in by_path.get(olds[o].finding.path, ()):
+                if a in free_asp:
+                    yield o, a
+
+    fingerprinted: list[tuple[tuple[int, ...], int, int]] = []
+    for o, a in pairs():
+        common = set(olds[o].finding.fingerprints) & set(asps[a].finding.fingerprints)
+        if common:
+            d = _delta(olds[o].finding, asps[a].finding) or (0, 0)
+            fingerprinted.append(((*d, o, a), o, a))
+    take(fingerprinted, "fingerprint")
+
+    near: list[tuple[tuple[int, ...], int, int]] = []
+    for o, a in pairs():
+        so, sa = olds[o], asps[a]
+        if so.kind is None or so.kind != sa.kind:
+            continue
+        if so.subject and sa.subject and so.subject != sa.subject:
+            continue
+        dist = _delta(so.finding, sa.finding)
+        if dist is not None and dist[0] <= opts.line_tolerance:
+            near.append(((dist[0], int(so.subject != sa.subject), dist[1], o, a), o, a))
+    take(near, "position")
+
+    if opts.match_shifted_by_subject:
+        shifted: list[tuple[tuple[int, ...], int, int]] = []
+        for o, a in pairs():
+            so, sa = olds[o], asps[a]
+            if (
+                so.kind is not None
+                and so.kind == sa.kind
+                and so.subject
+                and so.subject == sa.subject
+            ):
+                d = _delta(so.finding, sa.finding) or (0, 0)
+                shifted.append(((*d, o, a), o, a))
+        take(shifted, "subject")
+
+    return _result(olds, asps, matched, free_old, free_asp, opts, change_paths, notes)
+
+
+def _old_side(f: Finding, opts: ParityOptions) -> _Side:
+    if f.origin == "asp":
+        return _Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message))
+    kind, how = old_rule_kind(f.rule, f.message, opts.rule_map)
+    return _Side(f, kind, how, message_subject(f.message))
+
+
+def _result(
+    olds: list[_Side],
+    asps: list[_Side],
+    matched: list[tuple[int, int, MatchMethod]],
+    free_old: set[int],
+    free_asp: set[int],
+    opts: ParityOptions,
+    change_paths: Iterable[str] | None,
+    notes: Iterable[str],
+) -> ParityResult:
+    changed = set(change_paths) if change_paths is not None else None
+    old_paths = {s.finding.path for s in olds}
+    pairs = []
+    for o, a, method in sorted(matched):
+        fo, fa = olds[o].finding, asps[a].finding
+        lo, la = _line(fo), _line(fa)
+        pairs.append(
+            MatchedFinding(
+                old=fo,
+                asp=fa,
+                method=method,
+                rule_kind=asps[a].kind,
+                line_delta=(la - lo) if lo is not None and la is not None else None,
+                severity_differs=fo.severity != fa.severity,
+            )
+        )
+    only_old = [_only_old(olds[o], asps, changed) for o in sorted(free_old)]
+    only_asp = [
+        OnlyAspFinding(
+            finding=asps[a].finding,
+            rule_kind=asps[a].kind or "",
+            path_seen_by_old_tool=asps[a].finding.path in old_paths,
+            reason="not reported by the old tool"
+            + (
+                ""
+                if asps[a].finding.path in old_paths
+                else " (the old tool reported nothing in this file)"
+            ),
+        )
+        for a in sorted(free_asp)
+    ]
+    unmapped = sorted({s.finding.rule for s in olds if s.how == "unmapped"})
+    by: dict[str, int] = {}
+    for p in pairs:
+        by[p.method] = by.get(p.method, 0) + 1
+    counts = ParityCounts(
+        old=len(olds),
+        asp=len(asps),
+        matched=len(pairs),
+        only_old=len(only_old),
+        only_asp=len(only_asp),
+        parity_blockers=len(only_old),
+        only_old_outside_change=sum(1 for x in only_old if x.path_in_change is False),
+        matched_by=by,
+    )
+    extra = list(notes)
+    if unmapped:
+        extra.append(
+            "Old-tool rules with no known ASP counterpart (pass a rule map to pair them): "
+            + ", ".join(unmapped[:20])
+        )
+    return ParityResult(
+        counts=counts,
+        matched=tuple(pairs),
+        only_old=tuple(only_old),
+        only_asp=tuple(only_asp),
+        line_tolerance=opts.line_tolerance,
+        unmapped_old_rules=tuple(unmapped),
+        notes=tuple(extra),
+    )
+
+
+def _only_old(side: _Side, asps: list[_Side], changed: set[str] | None) -> OnlyOldFinding:
+    f = side.finding
+    in_change = None if changed is None else f.path in changed
+    if in_change is False:
+        reason = "the path is not part of the evaluated change, so the host did not look at it"
+    elif side.kind is None:
+        reason = f"no ASP rule is known for old rule {f.rule!r}"
+    elif not any(a.finding.path == f.path for a in asps):
+        reason = "the host reported nothing in this file"
+    elif not any(a.finding.path == f.path and a.kind == side.kind for a in asps):
+        reason = f"the host reported no {side.kind!r} finding in this file"
+    else:
+        reason = "the host's findings of this rule in this file are elsewhere or already paired"
+    return OnlyOldFinding(
+        finding=f,
+        rule_kind=side.kind,
+        rule_mapping=side.how,
+        path_in_change=in_change,
+        reason=reason,
+    )
+
+
+class HostEvaluation(Model):
+    """What the host's decision says about the run itself, so a reader can weigh the parity."""
+
+    decision: str | None
+    call_site: str | None
+    ran: tuple[str, ...]
+    degraded: tuple[str, ...]
+    unparsed_findings: tuple[str, ...]
+
+
+def parity_from_decision(
+    old: Sequence[Finding],
+    decision: Any,
+    *,
+    options: ParityOptions | None = None,
+    change_paths: Iterable[str] | None = None,
+    repo_root: str | None = None,
+) -> tuple[ParityResult, HostEvaluation]:
+    """Compare old findings with the findings of a host `host/evaluateChangeset` result."""
+    envelope = decision if isinstance(decision, dict) else {}
+    asp, bad = parse_host_findings(envelope.get("findings", []), repo_root)
+    coverage = envelope.get("coverage") if isinstance(envelope.get("coverage"), dict) else {}
+    ran = tuple(_cap(r) for r in coverage.get("ran", []) if isinstance(r, str)) if coverage else ()
+    degraded = tuple(
+        _cap(f"{d.get('reason')}: {d.get('source')}: {d.get('detail')}")
+        for d in (coverage.get("degraded", []) if coverage else [])
+        if isinstance(d, dict) and d.get("reason") != "blocking-diagnostic"
+    )
+    notes = []
+    if degraded:
+        notes.append(
+            "The host's coverage was degraded on this run; only-old findings may reflect that "
+            "rather than a missing rule."
+        )
+    if bad:
+        notes.append(f"{len(bad)} host finding(s) could not be read and were left out.")
+    result = compare_findings(old, asp, options=options, change_paths=change_paths, notes=notes)
+    evaluation = HostEvaluation(
+        decision=_cap(envelope["decision"]) if isinstance(envelope.get("decision"), str) else None,
+        call_site=_cap(envelope["callSite"]) if isinstance(envelope.get("callSite"), str) else None,
+        ran=ran,
+        degraded=degraded,
+        unparsed_findings=tuple(str(e) for e in bad[:20]),
+    )
+    return result, evaluation
+
+
+def _cap(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
