@@ -260,6 +260,12 @@ class HostProcess:
         assert self._tap is not None
         return list(self._tap.kept.get(key, ()))
 
+    def clear_kept(self) -> None:
+        """Forget unread routed-nowhere messages, so a test only sees answers to its own input."""
+        assert self._tap is not None
+        assert self._portal is not None
+        self._portal.call(self._tap.kept.clear)
+
 
 def processes_with_arg(token: str, exclude: Sequence[int] = ()) -> list[int]:
     """Pids of live processes whose argv contains *token* (to prove providers did not outlive a host)."""

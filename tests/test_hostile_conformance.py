@@ -1,0 +1,441 @@
+"""HOSTILE-* conformance (CONFORMANCE.md §4): hostile fake providers behind the real host.
+
+One test per requirement id that does not need the edit profile (HOSTILE-COMMAND-LIKE-EDIT-OUTPUT
+does, and is left out until edit is built). Every case must end non-allow (except clean required
+coverage beside a failing optional provider) with the failure machine-readable in
+`coverage.degraded` and mirrored in the receipt's `failures` — `support.host_checks` verifies the
+mirroring, schemas and digests on every result.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asp_protocol.canonical import blob_id
+from support.host_checks import (
+    HEALTH_REASONS,
+    assert_degraded,
+    find_degraded,
+    granted_for,
+    mentions,
+    provenance_ids,
+    reasons,
+    server,
+)
+from support.host_pool import HostPool
+from support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
+
+TESTS = Path(__file__).resolve().parent
+OPT = "optional-check"
+
+
+def who(provider: str) -> set[str]:
+    return {REQ, provider}
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
+    hosts = HostPool(tmp_path_factory.mktemp("hostile"))
+    yield hosts
+    hosts.close()
+
+
+@pytest.fixture(autouse=True)
+def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
+    yield
+    pool.end_test()
+
+
+def gate_eval(pool: HostPool, config: HostConfig, path: str, **kw: Any) -> dict[str, Any]:
+    hut = pool.get(config, fresh=kw.pop("fresh", False))
+    return hut.evaluate(
+        kw.pop("call_site", "gate"), hut.changeset({path: f"V = {len(path)}\n"}), **kw
+    )
+
+
+def assert_blocked(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
+    """Non-allow, the reason visible for that requirement/provider, and it did not count as ran."""
+    assert result["decision"] == "indeterminate", result["decision"]
+    entry = assert_degraded(result, reason, who(provider))
+    assert not mentions(result["coverage"]["ran"], REQ), result["coverage"]
+    return entry
+
+
+# -- HOSTILE-MALFORMED-INITIALIZE ------------------------------------------------------------
+
+
+def test_hostile_malformed_initialize(pool: HostPool) -> None:
+    result = gate_eval(pool, one_provider("malformed-initialize"), "src/h_init.py")
+    assert result["decision"] == "indeterminate"
+    hits = find_degraded(result, "malformed", who("fake-malformed-initialize")) or find_degraded(
+        result, "incompatible", who("fake-malformed-initialize")
+    )
+    assert hits, result["coverage"]
+    assert "fake-malformed-initialize" not in provenance_ids(result)
+
+
+# -- HOSTILE-MALFORMED-ASSESSMENT ------------------------------------------------------------
+
+
+def test_hostile_malformed_assessment(pool: HostPool) -> None:
+    result = gate_eval(pool, one_provider("malformed"), "src/h_malformed.py")
+    assert_blocked(result, "malformed", "fake-malformed")
+    assert result["findings"] == []
+
+
+# -- HOSTILE-FORGED-HOST-FIELDS --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["forged-top-level", "forged-nested"])
+def test_hostile_forged_host_fields(pool: HostPool, behavior: str) -> None:
+    result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py")
+    assert_blocked(result, "malformed", f"fake-{behavior}")
+    assert result["pass"] is False
+    text = json.dumps(result)
+    assert '"applyReceipt"' not in text and '"verdict"' not in text, "forged fields leaked"
+
+
+# -- HOSTILE-STALE-ASSESSMENT ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["stale-baseline", "wrong-changeset-digest", "unread-blob"])
+def test_hostile_stale_assessment(pool: HostPool, behavior: str) -> None:
+    result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py")
+    assert result["decision"] == "indeterminate"
+    stale = find_degraded(result, "stale", who(f"fake-{behavior}"))
+    if behavior == "unread-blob":
+        stale = stale or find_degraded(result, "malformed", who(f"fake-{behavior}"))
+    assert stale, result["coverage"]
+    assert not mentions(result["coverage"]["ran"], REQ)
+
+
+def test_hostile_stale_assessment_candidate_side(pool: HostPool) -> None:
+    """Stale candidate input: a baseline the host never issued, and a fabricated blob."""
+    hut = pool.get(one_provider("clean"))
+    changes = hut.edit({"src/h_stale_candidate.py": "S = 1\n"})
+    stale = hut.evaluate("gate", {"baseline": {"rev": "git:tree:" + "0" * 40}, "changes": changes})
+    assert stale["decision"] == "indeterminate"
+    assert_degraded(stale, "stale-baseline")
+
+    fabricated = blob_id(b"content that exists nowhere\n")
+    change = {"path": "src/h_fabricated.py", "kind": "create", "after": fabricated}
+    result = hut.evaluate("gate", {"baseline": hut.baseline(), "changes": [change]})
+    assert result["decision"] == "indeterminate"
+    entry = assert_degraded(result, "stale-baseline")
+    assert entry["detail"].startswith("blob_unavailable:"), entry
+
+
+# -- HOSTILE-MISSING-REQUIRED-PROVIDER -------------------------------------------------------
+
+
+def test_hostile_missing_required_provider(pool: HostPool) -> None:
+    config = one_provider("clean", id="fake-absent", installed=False)
+    hut = pool.get(config)
+    result = hut.evaluate("gate", hut.changeset({"src/h_missing.py": "M = 1\n"}))
+    assert result["decision"] == "indeterminate"
+    assert mentions(result["coverage"]["required"], REQ)
+    assert result["coverage"]["ran"] == []
+    assert reasons(result) & {"missing-required-provider", "missing"}
+    assert result["receipt"]["failures"], "receipt failures carry the gap"
+    assert "fake-absent" not in provenance_ids(result)
+    assert not granted_for(result, REQ)
+
+
+# -- HOSTILE-OPTIONAL-DEGRADED-PROVIDER ------------------------------------------------------
+
+OPTIONAL_CONFIG = HostConfig(
+    requirements=(
+        Req(REQ, (Fake("clean"),)),
+        Req(OPT, (Fake("crash-evaluate", id="fake-optional"),)),
+    ),
+    required=(("gate", (REQ,)),),
+    optional=(("gate", (OPT,)),),
+)
+
+
+def test_hostile_optional_degraded_provider(pool: HostPool) -> None:
+    hut = pool.get(OPTIONAL_CONFIG, fresh=True)
+    result = hut.evaluate("gate", hut.changeset({"src/h_optional.py": "O = 1\n"}))
+    assert result["decision"] == "allow", "clean required coverage may allow"
+    assert_degraded(result, "optional-degraded", {OPT, "fake-optional"})
+    assert mentions(result["coverage"]["ran"], REQ)
+    assert not mentions(result["coverage"]["required"], OPT)
+
+    status = hut.status()
+    entry = server(status, "fake-optional")
+    assert entry.get("role", "optional") == "optional" or entry["enrollmentState"] == "optional"
+    assert entry["state"] != "ready" or entry["lifecycleState"] not in ("initialized", "active"), (
+        entry
+    )
+    assert status["gates"]["gate"]["available"] is True, (
+        "an optional failure does not close the gate"
+    )
+    caps = hut.capabilities()
+    source = server(caps, "fake-optional", "sources")
+    assert (
+        source["state"] != "ready"
+        or source["lifecycleState"] not in ("initialized", "active")
+        or caps["coverage"]["degraded"]
+        or caps["capabilities"]["check"]["degraded"]
+    ), "the optional failure stays visible in capability coverage"
+
+
+# -- HOSTILE-UNSUPPORTED-REQUIRED-CAPABILITY -------------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["no-check-capability", "unsupported"])
+def test_hostile_unsupported_required_capability(pool: HostPool, behavior: str) -> None:
+    hut = pool.get(one_provider(behavior))
+    result = hut.evaluate("gate", hut.changeset({f"src/h_{behavior}.py": "U = 1\n"}))
+    assert_blocked(result, "unsupported", f"fake-{behavior}")
+    assert not find_degraded(result, "error", who(f"fake-{behavior}")), "unsupported is not error"
+    if behavior == "no-check-capability":
+        entry = server(hut.status(), "fake-no-check-capability")
+        assert "incompatible" in (entry["state"], entry["lifecycleState"]), entry
+
+
+# -- HOSTILE-INCOMPLETE-REQUIRED-COVERAGE ----------------------------------------------------
+
+
+def test_hostile_incomplete_required_coverage(pool: HostPool) -> None:
+    result = gate_eval(pool, one_provider("incomplete"), "src/h_incomplete.py")
+    assert_blocked(result, "incomplete", "fake-incomplete")
+
+
+# -- HOSTILE-PROVIDER-ERROR ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["error", "rpc-error"])
+def test_hostile_provider_error(pool: HostPool, behavior: str) -> None:
+    result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py", fresh=True)
+    assert result["decision"] == "indeterminate"
+    if behavior == "error":
+        assert_blocked(result, "error", "fake-error")
+        assert not find_degraded(result, "unsupported", who("fake-error"))
+    else:
+        assert reasons(result) & HEALTH_REASONS, result["coverage"]
+        assert "fail-open" not in reasons(result), "gate fails closed"
+
+
+# -- HOSTILE-CANCELLED-PROVIDER-REQUEST ------------------------------------------------------
+
+
+def test_hostile_cancelled_provider_request(pool: HostPool) -> None:
+    result = gate_eval(pool, one_provider("cancelled"), "src/h_cancelled.py")
+    assert_blocked(result, "cancelled", "fake-cancelled")
+
+    hut = pool.get(one_provider("hang"), fresh=True)
+    params = {"callSite": "gate", "changeset": hut.changeset({"src/h_cancel_outer.py": "C = 1\n"})}
+    hut.host.raw_request("outer-cancel", "host/evaluateChangeset", params)
+    hut.host.send_message(
+        {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "outer-cancel"}}
+    )
+    answer = hut.host.wait_message("outer-cancel", timeout=15)
+    assert "error" in answer, "a cancelled evaluation is not a decision"
+    assert answer["error"]["code"] == -32016
+    assert answer["error"]["data"]["failClass"] == "health"
+    assert hut.status()["host"]["state"] in ("ready", "degraded"), "the host keeps serving"
+    hut.verify_tree()
+
+
+# -- HOSTILE-SLOW-PROVIDER-TIMEOUT -----------------------------------------------------------
+
+
+def test_hostile_slow_provider_timeout(pool: HostPool) -> None:
+    hut = pool.get(one_provider("hang", budget_ms=1000), fresh=True)
+    started = time.monotonic()
+    result = hut.evaluate("gate", hut.changeset({"src/h_timeout.py": "T = 1\n"}))
+    assert time.monotonic() - started < 15, "the budget bounds the evaluation"
+    entry = assert_blocked(result, "timed-out", "fake-hang")
+    assert entry.get("providerState", "timed-out") in ("timed-out", "degraded", "crashed", "exited")
+
+    slow = gate_eval(pool, one_provider("slow-progress"), "src/h_slow.py")
+    assert slow["decision"] == "allow", "progress then a clean final result within budget"
+
+
+# -- HOSTILE-PROVIDER-CRASH ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("behavior", ["crash-initialize", "crash-evaluate"])
+def test_hostile_provider_crash(pool: HostPool, behavior: str) -> None:
+    result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py", fresh=True)
+    entry = assert_blocked(result, "crashed", f"fake-{behavior}")
+    assert entry.get("capability", "check") == "check"
+
+
+# -- HOSTILE-QUARANTINED-PROVIDER ------------------------------------------------------------
+
+
+def test_hostile_quarantined_provider(pool: HostPool) -> None:
+    hut = pool.get(one_provider("crash-initialize"), fresh=True)
+    changeset = hut.changeset({"src/h_quarantine.py": "Q = 1\n"})
+    for _ in range(3):
+        assert hut.evaluate("gate", changeset)["decision"] == "indeterminate"
+    result = hut.evaluate("gate", changeset)
+    assert_blocked(result, "quarantined", "fake-crash-initialize")
+    entry = server(hut.authority_status(), "fake-crash-initialize", "providers")
+    assert "quarantined" in (entry["state"], entry["lifecycleState"], entry["enrollmentState"]), (
+        entry
+    )
+
+
+# -- HOSTILE-MISSING-AUTHORITY ---------------------------------------------------------------
+
+
+def test_hostile_missing_authority(pool: HostPool) -> None:
+    config = one_provider("clean", pin=(("integrity", "sha256:" + "1" * 64),))
+    hut = pool.get(config)
+    result = hut.evaluate("gate", hut.changeset({"src/h_authority.py": "A = 1\n"}))
+    assert result["decision"] == "indeterminate"
+    assert_degraded(result, "missing-authority", who("fake-clean"))
+    assert not granted_for(result, REQ)
+    authority = hut.authority_status()
+    assert authority["policyActivation"] == "base-active"
+    evidence = server(authority, "fake-clean", "providers")["authorityEvidence"]
+    assert evidence["authority"]["granted"] is False, "host-owned authority evidence says no"
+
+
+# -- HOSTILE-INSUFFICIENT-ASSURANCE ----------------------------------------------------------
+
+
+def test_hostile_insufficient_assurance(pool: HostPool) -> None:
+    hut = pool.get(one_provider("clean", req_assurance=("gated",)))
+    result = hut.evaluate("gate", hut.changeset({"src/h_assurance.py": "G = 1\n"}))
+    assert result["decision"] == "indeterminate"
+    assert_degraded(result, "insufficient-assurance", who("fake-clean"))
+    assert result["assurance"]["mode"] == "advisory"
+    assert result["receipt"]["assurance"]["mode"] == "advisory"
+
+
+# -- HOSTILE-POLICY-SELF-AUTHORIZATION -------------------------------------------------------
+
+
+@pytest.mark.parametrize("edit", ["weaken-policy", "new-file-under-asp"])
+def test_hostile_policy_self_authorization(pool: HostPool, edit: str) -> None:
+    hut = pool.get(one_provider("clean"))
+    base_digest = hut.status()["policy"]["policyDigest"]
+    if edit == "weaken-policy":
+        weakened = json.loads(json.dumps(hut.policy))
+        for gate in weakened["gates"].values():
+            gate["requiredRequirements"] = []
+        files: dict[str, str | None] = {".asp/asp.json": json.dumps(weakened, indent=2) + "\n"}
+    else:
+        files = {".asp/local.json": '{"weakenGate": true}\n'}
+    result = hut.evaluate("gate", hut.changeset({**files, "src/h_policy.py": "P = 1\n"}))
+    assert result["decision"] == "indeterminate"
+    entry = assert_degraded(result, "policy-self-authorization")
+    assert entry["source"].startswith(".asp/")
+    assert result["policyDigest"] == base_digest, "the base policy evaluates the change"
+    assert mentions(result["coverage"]["required"], REQ), "the candidate cannot drop requirements"
+
+
+# -- HOSTILE-DIRECT-WRITE-RISK ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [
+        Fake("requests-write"),
+        Fake("clean", id="fake-manifest-writes", write_paths=("workspace:**",)),
+    ],
+    ids=["initialize-requests-write", "manifest-declares-write"],
+)
+def test_hostile_direct_write_risk(pool: HostPool, fake: Fake) -> None:
+    config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
+    result = gate_eval(pool, config, "src/h_write.py")
+    assert result["decision"] == "deny"
+    assert_degraded(result, "direct-write-risk", who(fake.pid))
+    assert result["assurance"]["mode"] in ("advisory", "gated")
+
+
+# -- HOSTILE-NO-OPCORE-FAST-PATH -------------------------------------------------------------
+
+SCANNED = [
+    TESTS / "test_core_conformance.py",
+    TESTS / "test_hostile_conformance.py",
+    TESTS / "test_host_bad_input.py",
+    TESTS / "support" / "host_harness.py",
+    TESTS / "support" / "host_pool.py",
+    TESTS / "support" / "host_scenarios.py",
+    TESTS / "support" / "host_checks.py",
+    TESTS / "support" / "provider_probe.py",
+]
+PROVIDER_FAMILIES = ("check", "judge", "edit", "act", "sense", "inspect")
+PRIVILEGED = re.compile(r"^(opcore|lattice|rox|crg|cix)(/|-asp-provider$|$)", re.IGNORECASE)
+# Where a provider method may appear, and why it is not a bypass:
+ALLOWED_PROVIDER_CALLS = {
+    # the dedicated fast-path test sends provider methods to the host and expects rejection
+    ("test_core_conformance.py", "test_core_no_lattice_fast_path"),
+    # the probe *is* a minimal independent host; it observes Assessments, never decides
+    ("provider_probe.py", "_probe"),
+}
+
+
+def _strings_by_function(path: Path) -> list[tuple[str, str]]:
+    """(enclosing top-level function or '<module>', string constant) for every string in *path*."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[str, str]] = []
+    for node in tree.body:
+        name = (
+            node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else "<module>"
+        )
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                found.append((name, sub.value))
+    return found
+
+
+def _is_provider_method(text: str) -> bool:
+    """`family/verb` strings of the inner seam (check/evaluate, sense/references, ...)."""
+    family, _, verb = text.partition("/")
+    return family in PROVIDER_FAMILIES and verb.isidentifier()
+
+
+def test_hostile_no_opcore_fast_path() -> None:
+    """Token scan: no privileged provider call or old-tool path bypasses the host in this suite."""
+    present = [p for p in SCANNED if p.exists()]
+    assert len(present) >= 6
+    for path in present:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            assert not any(n.startswith("reference_host") for n in names), (
+                f"{path.name} imports the host"
+            )
+        for function, text in _strings_by_function(path):
+            assert not PRIVILEGED.match(text), (
+                f"{path.name}:{function} names a privileged path {text!r}"
+            )
+            if _is_provider_method(text):
+                assert (path.name, function) in ALLOWED_PROVIDER_CALLS, (
+                    f"{path.name}:{function} uses provider method {text!r} outside the allowed places"
+                )
+    provider_calls = {
+        (path.name, fn)
+        for path in present
+        for fn, text in _strings_by_function(path)
+        if _is_provider_method(text)
+    }
+    assert ("test_core_conformance.py", "test_core_no_lattice_fast_path") in provider_calls, (
+        "the fast-path rejection test must exist and exercise the host"
+    )
+
+
+def test_hostile_host_survives_the_matrix(pool: HostPool) -> None:
+    """After hostile providers, the host still answers a clean evaluate (no shared corruption)."""
+    hut = pool.get(one_provider("clean"))
+    result = hut.evaluate("gate", hut.changeset({"src/h_after_matrix.py": "OK = 1\n"}))
+    assert result["decision"] == "allow"
