@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -108,6 +108,15 @@ class HostClient:
     async def start(self) -> None:
         """Start the host now instead of on the first call (raises HostUnavailable)."""
         await self._ensure_instance()
+
+    def start_in_background(self) -> None:
+        """Begin starting the host without waiting; a failure is recorded like any failed start."""
+        if self._tg is not None:
+            self._tg.start_soon(self._start_quietly)
+
+    async def _start_quietly(self) -> None:
+        with suppress(HostUnavailable):
+            await self._ensure_instance()
 
     @property
     def state(self) -> HostState:

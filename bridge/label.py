@@ -1,0 +1,226 @@
+"""The ONE place the non-authoritative label lives (DESIGN §5).
+
+Every tool result and every extension result is built here: an envelope with
+`nonAuthoritative: true`, an `authority` block that can never satisfy a gate, the host method and
+call-site, the host identity, the bridge-measured latency and `hostResult` — the host's result
+verbatim. The same flag goes into `_meta[LABEL_KEY]`, and the text content starts with
+`NON-AUTHORITATIVE`. Errors are labelled `isError` results with a machine-readable `reason`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict, Field
+
+from bridge.fence import cap_string, fence_json, fence_text
+
+LABEL_KEY = "dev.asp-mcp-bridge/asp-outer-seam"
+BASIS = (
+    "Ordinary MCP tools and the experimental MCP extension cannot satisfy a blocking ASP gate: "
+    "the model, not the ASP host, decides whether and how they are called."
+)
+Binding = Literal["mcp-tool", "mcp-extension"]
+Reason = Literal["host-error", "timeout", "host-unavailable", "host-protocol-error", "refused"]
+
+
+class AuthorityLabel(BaseModel):
+    """Fixed values: a bridge result is never authoritative and never satisfies a gate."""
+
+    model_config = ConfigDict(extra="forbid")
+    authoritative: Literal[False] = False
+    gateSatisfied: Literal[False] = False
+    binding: Binding
+    basis: str = BASIS
+
+
+class BridgeError(BaseModel):
+    """Why a call produced no host result; `code`/`failClass` are the host's ASP error when there was one."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: Reason
+    message: str
+    code: int | None = None
+    failClass: str | None = None
+    retryable: bool | None = None
+    detail: str | None = None
+    exitCode: int | None = None
+    stderrTail: str | None = None
+
+
+class Envelope(BaseModel):
+    """The labelled result of every bridge tool (published as each tool's output schema)."""
+
+    model_config = ConfigDict(extra="forbid")
+    nonAuthoritative: Literal[True] = True
+    authority: AuthorityLabel
+    tool: str
+    hostMethod: str | None = Field(description="The ASP outer-seam method called, if any.")
+    callSite: Literal["interactive", "sweep", "gate"] | None = None
+    host: dict[str, Any] = Field(
+        description="Host identity: configured command, pid, self-reported name/version."
+    )
+    latencyMs: float
+    hostResult: dict[str, Any] | None = Field(
+        default=None, description="The host's result object verbatim; untrusted data."
+    )
+    bridgeResult: dict[str, Any] | None = Field(
+        default=None,
+        description="The bridge's own state, for debug tools that call no host method.",
+    )
+    error: BridgeError | None = None
+
+
+@dataclass(frozen=True)
+class TextLimits:
+    """Caps for host text in text content, and the largest verbatim result the bridge passes on."""
+
+    string_chars: int = 2000
+    total_chars: int = 20000
+    max_result_bytes: int = 4 * 1024 * 1024
+
+
+def label_meta(binding: Binding) -> dict[str, Any]:
+    return {
+        LABEL_KEY: {
+            "nonAuthoritative": True,
+            "authoritative": False,
+            "gateSatisfied": False,
+            "binding": binding,
+        }
+    }
+
+
+def _headline(tool: str, method: str | None, call_site: str | None) -> str:
+    source = f"host method {method}" if method else "the bridge itself (no host call)"
+    site = f", call-site {call_site}" if call_site else ""
+    return (
+        f"NON-AUTHORITATIVE: {tool} result from {source}{site}. This is not an ASP gate "
+        "decision and cannot satisfy a blocking gate."
+    )
+
+
+def _result(envelope: Envelope, text: str, *, is_error: bool, binding: Binding) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=envelope.model_dump(mode="json"),
+        is_error=is_error,
+        _meta=label_meta(binding),
+    )
+
+
+def success(
+    *,
+    tool: str,
+    method: str | None,
+    call_site: str | None,
+    host: dict[str, Any],
+    latency_ms: float,
+    host_result: dict[str, Any] | None = None,
+    bridge_result: dict[str, Any] | None = None,
+    limits: TextLimits,
+    binding: Binding = "mcp-tool",
+    summary: str | None = None,
+) -> CallToolResult:
+    """A labelled result carrying *host_result* verbatim; oversized results become an error."""
+    payload = host_result if host_result is not None else (bridge_result or {})
+    size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    if size > limits.max_result_bytes:
+        return failure(
+            tool=tool,
+            method=method,
+            call_site=call_site,
+            host=host,
+            latency_ms=latency_ms,
+            error=BridgeError(
+                reason="host-protocol-error",
+                message=f"host result of {size} bytes exceeds the bridge limit of "
+                f"{limits.max_result_bytes} bytes; it is not passed on truncated",
+            ),
+            limits=limits,
+            binding=binding,
+        )
+    envelope = Envelope(
+        authority=AuthorityLabel(binding=binding),
+        tool=tool,
+        hostMethod=method,
+        callSite=call_site,  # type: ignore[arg-type]
+        host=host,
+        latencyMs=round(latency_ms, 3),
+        hostResult=host_result,
+        bridgeResult=bridge_result,
+    )
+    parts = [_headline(tool, method, call_site)]
+    if summary:
+        parts.append(summary)
+    label = "HOST RESULT" if host_result is not None else "BRIDGE STATE"
+    parts.append(
+        f"{'Host result' if host_result is not None else 'Bridge state (holds host text)'} "
+        "(verbatim JSON in structuredContent; strings capped here):"
+    )
+    parts.append(
+        fence_json(
+            payload, label=label, string_limit=limits.string_chars, total_limit=limits.total_chars
+        )
+    )
+    return _result(envelope, "\n".join(parts), is_error=False, binding=binding)
+
+
+def failure(
+    *,
+    tool: str,
+    method: str | None,
+    call_site: str | None,
+    host: dict[str, Any],
+    latency_ms: float,
+    error: BridgeError,
+    limits: TextLimits,
+    binding: Binding = "mcp-tool",
+) -> CallToolResult:
+    """A labelled `isError` result: never an empty success."""
+    if error.stderrTail is not None:
+        error = error.model_copy(update={"stderrTail": error.stderrTail[-limits.string_chars :]})
+    envelope = Envelope(
+        authority=AuthorityLabel(binding=binding),
+        tool=tool,
+        hostMethod=method,
+        callSite=call_site,  # type: ignore[arg-type]
+        host=host,
+        latencyMs=round(latency_ms, 3),
+        error=error,
+    )
+    code = f", ASP code {error.code}" if error.code is not None else ""
+    fail_class = f", failClass {cap_string(error.failClass, 40)}" if error.failClass else ""
+    exit_code = f", exit code {error.exitCode}" if error.exitCode is not None else ""
+    parts = [
+        _headline(tool, method, call_site),
+        f"ERROR reason={error.reason}{code}{fail_class}{exit_code}. No host result was produced; "
+        "treat this as unknown, never as a pass.",
+    ]
+    details = {"message": error.message, "detail": error.detail}
+    parts.append(
+        fence_json(
+            {k: v for k, v in details.items() if v is not None},
+            label="ERROR DETAIL",
+            string_limit=limits.string_chars,
+            total_limit=limits.total_chars,
+        )
+    )
+    if error.stderrTail:
+        parts.append("Host stderr tail:")
+        parts.append(
+            fence_text(
+                error.stderrTail,
+                label="HOST STDERR",
+                string_limit=limits.string_chars,
+                total_limit=limits.total_chars,
+            )
+        )
+    return _result(envelope, "\n".join(parts), is_error=True, binding=binding)
+
+
+def is_labelled(meta: dict[str, Any] | None) -> bool:
+    return bool(meta) and isinstance(meta.get(LABEL_KEY), dict)  # type: ignore[union-attr]
