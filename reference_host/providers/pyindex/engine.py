@@ -1,0 +1,108 @@
+"""The cached analysis engine: facts per blob id, whole indexes per tree.
+
+A tree is the set of (path, blob id) pairs of the Python files; the same tree (an unchanged
+baseline) reuses its index outright, and a changed tree re-parses only blobs never seen before.
+The engine never reads anything itself: the caller supplies bytes for the blobs `missing()` names.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from asp_protocol.canonical import blob_id, digest
+from reference_host.providers.pyindex.facts import ModuleFacts, Scope, parse_facts
+from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.modules import is_python_path
+
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+class BlobMismatch(ValueError):
+    """Bytes supplied for a blob id do not hash to it: the content cannot be trusted."""
+
+
+def python_tree(entries: Mapping[str, str]) -> dict[str, str]:
+    """The Python part of a `{path: blob id}` listing, the only part the index depends on."""
+    return {path: blob for path, blob in entries.items() if is_python_path(path)}
+
+
+class InspectEngine:
+    """Parse once per blob, index once per tree; counters in `stats` prove the reuse."""
+
+    def __init__(
+        self,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_facts: int = 100_000,
+        max_indexes: int = 4,
+    ) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.max_facts = max_facts
+        self.max_indexes = max_indexes
+        self._facts: OrderedDict[str, ModuleFacts] = OrderedDict()
+        self._indexes: OrderedDict[str, PythonIndex] = OrderedDict()
+        self.stats: dict[str, int] = {"parsed": 0, "indexBuilds": 0, "indexHits": 0}
+
+    def missing(self, tree: Mapping[str, str]) -> list[str]:
+        """Blob ids of *tree* whose facts are not cached yet (each listed once)."""
+        wanted = {blob for blob in tree.values() if blob not in self._facts}
+        return sorted(wanted)
+
+    def add_blob(self, blob: str, data: bytes) -> ModuleFacts:
+        """Parse *data* as the content of *blob*, after checking that it hashes to that id."""
+        cached = self._facts.get(blob)
+        if cached is not None:
+            return cached
+        if blob_id(data) != blob:
+            raise BlobMismatch(f"content for {blob} hashes to {blob_id(data)}")
+        if len(data) > self.max_file_bytes:
+            facts = ModuleFacts(
+                blob, [Scope("", "module", -1)], [], [], [], error="skipped: file too large"
+            )
+        else:
+            facts = parse_facts(blob, data)
+            self.stats["parsed"] += 1
+        self._facts[blob] = facts
+        while len(self._facts) > self.max_facts:
+            self._facts.popitem(last=False)
+        return facts
+
+    def facts(self, blob: str) -> ModuleFacts | None:
+        return self._facts.get(blob)
+
+    def index(self, tree: Mapping[str, str]) -> PythonIndex:
+        """The index of *tree*; every blob must have been added (see `missing`)."""
+        key = digest(sorted(tree.items()))
+        cached = self._indexes.get(key)
+        if cached is not None:
+            self._indexes.move_to_end(key)
+            self.stats["indexHits"] += 1
+            return cached
+        files: dict[str, tuple[str, ModuleFacts]] = {}
+        for path, blob in tree.items():
+            facts = self._facts.get(blob)
+            if facts is None:
+                raise KeyError(f"no content for {blob} ({path})")
+            files[path] = (blob, facts)
+        built = PythonIndex(files)
+        self.stats["indexBuilds"] += 1
+        self._indexes[key] = built
+        while len(self._indexes) > self.max_indexes:
+            self._indexes.popitem(last=False)
+        return built
+
+    def index_sources(self, sources: Mapping[str, bytes]) -> PythonIndex:
+        """In-process convenience (tests, benchmarks): index `{path: bytes}` directly."""
+        tree = {}
+        for path, data in sources.items():
+            if not is_python_path(path):
+                continue
+            blob = blob_id(data)
+            self.add_blob(blob, data)
+            tree[path] = blob
+        return self.index(tree)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.stats, "cachedBlobs": len(self._facts), "cachedIndexes": len(self._indexes)}

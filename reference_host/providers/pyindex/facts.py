@@ -1,0 +1,432 @@
+"""What one Python blob says, independent of its path: scopes, definitions, uses, imports.
+
+Facts depend only on the bytes, so they are cached per blob id and reused across baselines;
+name resolution across modules happens later, in `index.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+
+# A zero-based (line, char, end_line, end_char) range; chars count code points, not bytes.
+Span = tuple[int, int, int, int]
+
+# How a name is bound in a scope:
+#   ("def", qualname)                 a class or function defined in this module
+#   ("import", module, attr, level)   `import module` (attr None) or `from module import attr`
+#   ("instance", chain)               assigned once from `Chain(...)` or annotated `x: Chain`
+#   ("local",)                        any other binding: unresolvable statically
+Binding = tuple[object, ...]
+LOCAL: Binding = ("local",)
+
+
+@dataclass(slots=True)
+class Scope:
+    """A module, class or function namespace; `owner` is the qualname uses inside are charged to."""
+
+    owner: str
+    kind: str
+    parent: int
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    declared_global: set[str] = field(default_factory=set)
+    self_name: str | None = None
+    class_scope: int = -1
+
+
+@dataclass(slots=True)
+class DefFact:
+    qualname: str
+    name: str
+    kind: str  # "class" | "function"
+    span: Span
+    scope: int  # the scope this definition opens
+    parent_scope: int
+    shape: str  # hash of the definition's source text, for before/after comparison
+    bases: list[tuple[str, ...]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class UseFact:
+    scope: int
+    chain: tuple[str, ...]
+    kind: str  # "call" | "load" | "base" | "decorator"
+    span: Span
+
+
+@dataclass(slots=True)
+class ImportFact:
+    scope: int
+    module: str
+    level: int
+    name: str | None  # None for `import module`; "*" for a star import
+    span: Span
+
+
+@dataclass(slots=True)
+class ModuleFacts:
+    blob: str
+    scopes: list[Scope]
+    defs: list[DefFact]
+    uses: list[UseFact]
+    imports: list[ImportFact]
+    all_names: list[str] | None = None
+    error: str | None = None
+    lines: int = 0
+
+
+CALL = "()"  # chain marker: the result of calling what precedes it
+
+
+def _split(node: ast.expr) -> tuple[tuple[str, ...] | None, ast.Call | None]:
+    """`a.b().c` as (("a", "b", "()", "c"), the `a.b()` call node still to visit).
+
+    None when the expression does not start at a plain name (or a call of one).
+    """
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    parts.reverse()
+    if isinstance(node, ast.Name):
+        return (node.id, *parts), None
+    if isinstance(node, ast.Call):
+        inner, _root = _split(node.func)
+        if inner is not None:
+            return (*inner, CALL, *parts), node
+    return None, None
+
+
+def _chain(node: ast.expr) -> tuple[str, ...] | None:
+    return _split(node)[0]
+
+
+def _annotation_chain(node: ast.expr | None) -> tuple[str, ...] | None:
+    """The class an annotation names, unwrapping `X | None` and `Optional[X]`."""
+    if node is None:
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = node.left, node.right
+        if isinstance(right, ast.Constant) and right.value is None:
+            return _annotation_chain(left)
+        if isinstance(left, ast.Constant) and left.value is None:
+            return _annotation_chain(right)
+        return None
+    if isinstance(node, ast.Subscript):
+        outer = _chain(node.value)
+        if outer and outer[-1] == "Optional":
+            return _annotation_chain(node.slice)
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value.strip()
+        parts = tuple(text.split("."))
+        return parts if all(p.isidentifier() for p in parts) else None
+    return _chain(node)
+
+
+class _Collector:
+    """One pass over the tree recording scopes, bindings, definitions, uses and imports."""
+
+    def __init__(self, blob: str, lines: list[bytes]) -> None:
+        self.lines = lines
+        self.scopes: list[Scope] = [Scope(owner="", kind="module", parent=-1)]
+        self.defs: list[DefFact] = []
+        self.uses: list[UseFact] = []
+        self.imports: list[ImportFact] = []
+        self.all_names: list[str] | None = None
+        self.scope = 0
+        self.blob = blob
+
+    # -- positions -------------------------------------------------------------------------
+    def _char(self, line: int, col: int) -> int:
+        if 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            if not text.isascii():
+                return len(text[:col].decode("utf-8", errors="replace"))
+        return col
+
+    def span(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", None) or line
+        col = getattr(node, "col_offset", 0)
+        end_col = getattr(node, "end_col_offset", None) or col
+        return (line - 1, self._char(line, col), end_line - 1, self._char(end_line, end_col))
+
+    def shape(self, node: ast.AST, span: Span) -> str:
+        first = getattr(node, "decorator_list", None)
+        start = min([d.lineno for d in first] + [span[0] + 1]) - 1 if first else span[0]
+        text = b"\n".join(line.rstrip() for line in self.lines[start : span[2] + 1])
+        return hashlib.blake2b(text, digest_size=12).hexdigest()
+
+    # -- bindings --------------------------------------------------------------------------
+    def bind(self, name: str, binding: Binding) -> None:
+        scope = self.scopes[self.scope]
+        if name in scope.declared_global:
+            scope = self.scopes[0]
+        current = scope.bindings.get(name)
+        if current is None:
+            scope.bindings[name] = binding
+        elif current[0] in ("def", "import"):
+            return
+        elif binding[0] in ("def", "import"):
+            scope.bindings[name] = binding
+        else:
+            scope.bindings[name] = LOCAL
+
+    def push(self, owner: str, kind: str, **extra: object) -> int:
+        self.scopes.append(Scope(owner=owner, kind=kind, parent=self.scope, **extra))  # type: ignore[arg-type]
+        return len(self.scopes) - 1
+
+    def qualname(self, name: str) -> str:
+        owner = self.scopes[self.scope].owner
+        return f"{owner}.{name}" if owner else name
+
+    def use(self, chain: tuple[str, ...], kind: str, node: ast.AST) -> None:
+        self.uses.append(UseFact(self.scope, chain, kind, self.span(node)))
+
+    # -- traversal -------------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> None:
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                self.visit(child)
+
+    def visit_many(self, nodes: list[ast.stmt] | list[ast.expr]) -> None:
+        for node in nodes:
+            self.visit(node)
+
+    def _decorators(self, decorators: list[ast.expr]) -> None:
+        for deco in decorators:
+            chain, root = _split(deco) if not isinstance(deco, ast.Call) else (None, None)
+            if chain is not None:
+                self.use(chain, "decorator", deco)
+                if root is not None:
+                    self.visit_Call(root)
+            else:
+                self.visit(deco)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._decorators(node.decorator_list)
+        args = node.args
+        self.visit_many([d for d in args.defaults if d is not None])
+        self.visit_many([d for d in args.kw_defaults if d is not None])
+        all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                all_args.append(extra)
+        for arg in all_args:
+            if arg.annotation is not None:
+                self.visit(arg.annotation)
+        if node.returns is not None:
+            self.visit(node.returns)
+        qualname = self.qualname(node.name)
+        parent = self.scope
+        self.bind(node.name, ("def", qualname))
+        span = self.span(node)
+        enclosing = self.scopes[parent]
+        self_name = None
+        positional = [*args.posonlyargs, *args.args]
+        decorator_names = {c[-1] for c in map(_chain, node.decorator_list) if c}
+        if enclosing.kind == "class" and positional and "staticmethod" not in decorator_names:
+            self_name = positional[0].arg
+        scope = self.push(
+            qualname, "function", self_name=self_name, class_scope=parent if self_name else -1
+        )
+        self.defs.append(
+            DefFact(qualname, node.name, "function", span, scope, parent, self.shape(node, span))
+        )
+        self.scope = scope
+        for arg in all_args:
+            chain = _annotation_chain(arg.annotation)
+            if arg.arg != self_name:
+                self.bind(arg.arg, ("instance", chain) if chain else LOCAL)
+        self.visit_many(node.body)
+        self.scope = parent
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._decorators(node.decorator_list)
+        bases: list[tuple[str, ...]] = []
+        for base in node.bases:
+            chain, root = _split(base)
+            if chain is not None and root is None:
+                bases.append(chain)
+                self.use(chain, "base", base)
+            else:
+                self.visit(base)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+        qualname = self.qualname(node.name)
+        parent = self.scope
+        self.bind(node.name, ("def", qualname))
+        span = self.span(node)
+        scope = self.push(qualname, "class")
+        self.defs.append(
+            DefFact(
+                qualname, node.name, "class", span, scope, parent, self.shape(node, span), bases
+            )
+        )
+        self.scope = scope
+        self.visit_many(node.body)
+        self.scope = parent
+
+    def _pseudo_scope(self, node: ast.AST, targets: list[ast.AST], body: list[ast.AST]) -> None:
+        parent = self.scope
+        self.scope = self.push(self.scopes[parent].owner, "function")
+        for target in targets:
+            self.visit(target)
+        for item in body:
+            self.visit(item)
+        self.scope = parent
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit_many([d for d in node.args.defaults if d is not None])
+        parent = self.scope
+        self.scope = self.push(self.scopes[parent].owner, "function")
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            self.bind(arg.arg, LOCAL)
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                self.bind(extra.arg, LOCAL)
+        self.visit(node.body)
+        self.scope = parent
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        generators = node.generators
+        self.visit(generators[0].iter)
+        parent = self.scope
+        self.scope = self.push(self.scopes[parent].owner, "function")
+        for index, gen in enumerate(generators):
+            if index:
+                self.visit(gen.iter)
+            self.visit(gen.target)
+            self.visit_many(gen.ifs)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        self.scope = parent
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scopes[self.scope].declared_global.update(node.names)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        span = self.span(node)
+        for alias in node.names:
+            self.imports.append(ImportFact(self.scope, alias.name, 0, None, span))
+            if alias.asname:
+                self.bind(alias.asname, ("import", alias.name, None, 0))
+            else:
+                first = alias.name.split(".", 1)[0]
+                self.bind(first, ("import", first, None, 0))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        span = self.span(node)
+        module = node.module or ""
+        for alias in node.names:
+            self.imports.append(ImportFact(self.scope, module, node.level, alias.name, span))
+            if alias.name != "*":
+                self.bind(alias.asname or alias.name, ("import", module, alias.name, node.level))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        value_chain = _chain(node.value.func) if isinstance(node.value, ast.Call) else None
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.bind(target.id, ("instance", value_chain) if value_chain else LOCAL)
+                if target.id == "__all__" and self.scope == 0:
+                    self._record_all(node.value)
+            else:
+                self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            chain = _annotation_chain(node.annotation)
+            self.bind(node.target.id, ("instance", chain) if chain else LOCAL)
+        else:
+            self.visit(node.target)
+
+    def _record_all(self, value: ast.expr) -> None:
+        if isinstance(value, ast.List | ast.Tuple):
+            names = [e.value for e in value.elts if isinstance(e, ast.Constant)]
+            self.all_names = [n for n in names if isinstance(n, str)]
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.use((node.id,), "load", node)
+        else:
+            self.bind(node.id, LOCAL)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain, root = _split(node) if isinstance(node.ctx, ast.Load) else (None, None)
+        if chain is not None:
+            self.use(chain, "load", node)
+            if root is not None:
+                self.visit_Call(root)
+        else:
+            self.visit(node.value)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        chain, root = _split(node.func)
+        if chain is not None:
+            self.use(chain, "call", node.func)
+            if root is not None:
+                self.visit_Call(root)
+        else:
+            self.visit(node.func)
+        self.visit_many(node.args)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.visit(node.type)
+        if node.name:
+            self.bind(node.name, LOCAL)
+        self.visit_many(node.body)
+
+
+def parse_facts(blob: str, data: bytes) -> ModuleFacts:
+    """Parse *data* once; a file that does not parse still yields a (definition-less) module."""
+    lines = data.splitlines()
+    try:
+        tree = ast.parse(data, type_comments=False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        message = f"{type(exc).__name__}: {getattr(exc, 'msg', None) or exc}"
+        return ModuleFacts(
+            blob, [Scope("", "module", -1)], [], [], [], error=message[:300], lines=len(lines)
+        )
+    collector = _Collector(blob, lines)
+    try:
+        collector.visit_many(tree.body)
+    except RecursionError:
+        return ModuleFacts(
+            blob,
+            [Scope("", "module", -1)],
+            [],
+            [],
+            [],
+            error="RecursionError: too deeply nested",
+            lines=len(lines),
+        )
+    return ModuleFacts(
+        blob,
+        collector.scopes,
+        collector.defs,
+        collector.uses,
+        collector.imports,
+        all_names=collector.all_names,
+        lines=len(lines),
+    )
