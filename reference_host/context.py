@@ -1,0 +1,76 @@
+"""The host's shared state: workspace, trusted providers, supervisor, assurance mode, policy cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_host.manifests import InstalledProvider, PinCheck, check_pin
+from reference_host.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
+from reference_host.supervisor import Supervisor
+from reference_host.workspace import Workspace, WorkTreeState
+
+
+@dataclass
+class HostContext:
+    """Everything a request handler needs; built once by the CLI."""
+
+    workspace: Workspace
+    providers: dict[str, InstalledProvider]
+    supervisor: Supervisor
+    assurance_mode: str
+    trusted_dir: Path | None = None
+    _policies: dict[str | None, EffectivePolicy] = field(default_factory=dict)
+
+    def policy_for(self, state: WorkTreeState) -> EffectivePolicy:
+        """The policy of the committed baseline (cached per tree: trees are immutable)."""
+        key = state.tree if state.tree is not None else state.rev
+        cached = self._policies.get(key)
+        if cached is not None:
+            return cached
+        raw: bytes | None
+        if state.tree is None:
+            raw = self.workspace.read_work_file(POLICY_PATH)
+        else:
+            entry = self.workspace.tree_entries(state.tree).get(POLICY_PATH)
+            raw = self.workspace.git_blobs([entry[1]]).get(entry[1]) if entry else None
+        policy = parse_policy(raw)
+        if len(self._policies) > 8:
+            self._policies.clear()
+        self._policies[key] = policy
+        return policy
+
+    def authority(
+        self,
+        pin: PinnedProvider,
+        requirement_id: str,
+        policy: EffectivePolicy,
+        call_site: str | None = None,
+    ) -> tuple[PinCheck, dict[str, Any]]:
+        """Pin check plus the authorityEvidence object it yields (five axes, never conflated)."""
+        check = check_pin(pin, self.providers.get(pin.id))
+        grant: dict[str, Any] = {
+            "granted": check.granted,
+            "requirement": requirement_id,
+            "policyDigest": policy.digest,
+        }
+        if call_site is not None:
+            grant["callSite"] = call_site
+        evidence = {
+            "identity": check.identity,
+            "integrity": check.integrity,
+            "conformance": check.conformance,
+            "isolation": self.assurance_mode,
+            "authority": grant,
+        }
+        return check, evidence
+
+    def provenance(self, provider_id: str, check: PinCheck) -> dict[str, Any]:
+        return {
+            "provider": provider_id,
+            "capability": "check",
+            "identity": check.identity,
+            "integrity": check.integrity,
+            "conformance": check.conformance,
+        }

@@ -1,0 +1,258 @@
+"""Repository policy: `.asp/asp.json` from the baseline tree, validated, or the built-in default.
+
+The policy is read from the committed baseline, never from the candidate (DESIGN §4). A policy
+with unknown or forbidden keys (`command`, `host`, `launch`, ...) is `rejected`: the host reports
+it and fails closed instead of guessing or crashing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from asp_protocol import ASP_PROTOCOL_VERSION
+from asp_protocol.canonical import digest, digest_bytes
+from asp_protocol.models import AssuranceMode, CallSite, CapabilityFamily
+from reference_host.providers import PROVIDER_VERSION, PUBLISHER, PYTHON_CHECK, BuiltinProvider
+
+POLICY_PATH = ".asp/asp.json"
+POLICY_DIR = ".asp/"
+DEFAULT_SOURCE = "built-in-default"
+DEFAULT_REQUIREMENT = "python-check"
+DEFAULT_BUDGETS_MS: dict[str, int] = {"interactive": 10000, "gate": 30000, "sweep": 300000}
+CALL_SITES: tuple[CallSite, ...] = ("interactive", "gate", "sweep")
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class PinnedProvider(_Closed):
+    id: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    identity: str = Field(min_length=1)
+    integrity: str = Field(min_length=1)
+    conformance: str = Field(min_length=1)
+    package: str | None = None
+
+
+class RequirementAuthority(_Closed):
+    providers: list[PinnedProvider] = Field(min_length=1)
+
+
+class Requirement(_Closed):
+    id: str = Field(min_length=1)
+    capabilities: list[CapabilityFamily] = Field(min_length=1)
+    assurance: list[AssuranceMode] = Field(min_length=1)
+    authority: RequirementAuthority
+
+
+class CallSiteGate(_Closed):
+    required_requirements: list[str] = Field(alias="requiredRequirements")
+    optional_requirements: list[str] = Field(alias="optionalRequirements")
+
+
+class Gates(_Closed):
+    interactive: CallSiteGate
+    gate: CallSiteGate
+    sweep: CallSiteGate
+
+
+class MissingHost(_Closed):
+    interactive: Literal["warn-open", "fail-closed"]
+    gate: Literal["fail-closed"]
+    sweep: Literal["warn-open", "fail-closed"]
+
+
+class PolicyBlock(_Closed):
+    authority_model: Literal["explicit-pinned-provider"] = Field(alias="authorityModel")
+    policy_change_activation: Literal["base-policy-two-phase"] = Field(
+        alias="policyChangeActivation"
+    )
+    candidate_policy_authority: Literal["trusted-base-or-organization-floor"] = Field(
+        alias="candidatePolicyAuthority"
+    )
+    missing_host: MissingHost = Field(alias="missingHost")
+
+
+class Budgets(_Closed):
+    interactive_ms: int | None = Field(default=None, ge=1, alias="interactiveMs")
+    gate_ms: int | None = Field(default=None, ge=1, alias="gateMs")
+    sweep_ms: int | None = Field(default=None, ge=1, alias="sweepMs")
+
+
+class AdapterPolicy(_Closed):
+    enabled: bool
+    mode: Literal["inspect-status-only", "full-outer-seam", "mcp-extension-candidate"] | None = None
+
+
+class Adapters(_Closed):
+    mcp: AdapterPolicy | None = None
+    acp: AdapterPolicy | None = None
+
+
+class AspConfig(_Closed):
+    """The closed `asp-config` schema: no host selection, commands, scripts or launch data."""
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    asp_version: str = Field(alias="aspVersion", pattern=r"^asp/[0-9]+\.[0-9]+")
+    requirements: list[Requirement] = Field(min_length=1)
+    gates: Gates
+    policy: PolicyBlock
+    budgets: Budgets | None = None
+    adapters: Adapters | None = None
+
+
+@dataclass(frozen=True)
+class EffectivePolicy:
+    """The policy in force: where it came from, whether it is usable, and its digest."""
+
+    source: str
+    activation: Literal["active", "rejected"]
+    document: Any
+    digest: str
+    config: AspConfig | None
+    error: str | None = None
+
+    def requirement(self, requirement_id: str) -> Requirement | None:
+        if self.config is None:
+            return None
+        return next((r for r in self.config.requirements if r.id == requirement_id), None)
+
+    def gate(self, call_site: CallSite) -> CallSiteGate | None:
+        return getattr(self.config.gates, call_site) if self.config is not None else None
+
+    def required_ids(self, call_site: CallSite) -> list[str]:
+        gate = self.gate(call_site)
+        return list(gate.required_requirements) if gate else []
+
+    def optional_ids(self, call_site: CallSite) -> list[str]:
+        gate = self.gate(call_site)
+        if gate is None:
+            return []
+        required = set(gate.required_requirements)
+        return [r for r in gate.optional_requirements if r not in required]
+
+    def budget_ms(self, call_site: CallSite) -> int:
+        """The per-call budget: policy `budgets.<callSite>Ms`, else the host default."""
+        budgets = self.config.budgets if self.config is not None else None
+        value = getattr(budgets, f"{call_site}_ms", None) if budgets is not None else None
+        return int(value) if value else DEFAULT_BUDGETS_MS[call_site]
+
+    def pinned_provider_ids(self) -> list[str]:
+        """Every provider id any requirement pins, in policy order, without duplicates."""
+        seen: list[str] = []
+        for requirement in self.config.requirements if self.config else []:
+            for pin in requirement.authority.providers:
+                if pin.id not in seen:
+                    seen.append(pin.id)
+        return seen
+
+    def adapters(self) -> dict[str, Any] | None:
+        if self.config is None or self.config.adapters is None:
+            return None
+        return self.config.adapters.model_dump(by_alias=True, exclude_none=True)
+
+
+def default_policy_document(provider: BuiltinProvider = PYTHON_CHECK) -> dict[str, Any]:
+    """The built-in default: `python-check`, required everywhere, pinned to the built-in manifest."""
+    try:
+        integrity = provider.fingerprint()
+    except RuntimeError:
+        integrity = "not-installed"
+    gate = {"requiredRequirements": [DEFAULT_REQUIREMENT], "optionalRequirements": []}
+    return {
+        "aspVersion": ASP_PROTOCOL_VERSION,
+        "requirements": [
+            {
+                "id": DEFAULT_REQUIREMENT,
+                "capabilities": ["check"],
+                "assurance": ["advisory", "gated"],
+                "authority": {
+                    "providers": [
+                        {
+                            "id": provider.id,
+                            "version": PROVIDER_VERSION,
+                            "identity": PUBLISHER,
+                            "integrity": integrity,
+                            "conformance": provider.capability_profiles[0]
+                            if provider.capability_profiles
+                            else "not_claimed",
+                        }
+                    ]
+                },
+            }
+        ],
+        "gates": {site: dict(gate) for site in CALL_SITES},
+        "policy": {
+            "authorityModel": "explicit-pinned-provider",
+            "policyChangeActivation": "base-policy-two-phase",
+            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
+            "missingHost": {
+                "interactive": "warn-open",
+                "gate": "fail-closed",
+                "sweep": "fail-closed",
+            },
+        },
+    }
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:8]:
+        where = ".".join(str(p) for p in item["loc"]) or "(root)"
+        if item["type"] == "extra_forbidden":
+            parts.append(f"{where}: key not allowed in repository policy")
+        else:
+            parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def parse_policy(raw: bytes | None, source: str = POLICY_PATH) -> EffectivePolicy:
+    """Validate policy bytes from the baseline tree; None means no repository policy (default)."""
+    if raw is None:
+        document = default_policy_document()
+        return EffectivePolicy(
+            DEFAULT_SOURCE, "active", document, digest(document), AspConfig.model_validate(document)
+        )
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return EffectivePolicy(
+            source,
+            "rejected",
+            None,
+            digest_bytes(raw),
+            None,
+            f"not valid JSON: {exc.__class__.__name__}",
+        )
+    try:
+        config = AspConfig.model_validate(document)
+    except ValidationError as exc:
+        return EffectivePolicy(source, "rejected", document, digest(document), None, _describe(exc))
+    problems = _semantic_problems(config)
+    if problems:
+        return EffectivePolicy(source, "rejected", document, digest(document), None, problems)
+    return EffectivePolicy(source, "active", document, digest(document), config)
+
+
+def _semantic_problems(config: AspConfig) -> str | None:
+    known = {r.id for r in config.requirements}
+    if len(known) != len(config.requirements):
+        return "requirement ids are not unique"
+    for site in CALL_SITES:
+        gate: CallSiteGate = getattr(config.gates, site)
+        unknown = [
+            r for r in [*gate.required_requirements, *gate.optional_requirements] if r not in known
+        ]
+        if unknown:
+            return f"gates.{site} names unknown requirement(s) {', '.join(sorted(unknown))}"
+    return None
+
+
+def touches_policy(paths: list[str]) -> list[str]:
+    """The candidate paths under `.asp/`: a change there cannot alter the gate that judges it."""
+    return [p for p in paths if p == ".asp" or p.startswith(POLICY_DIR)]

@@ -1,0 +1,87 @@
+"""Host-authored audit receipts: every outer result carries one (PROTOCOL §4.3)."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from reference_host import HOST_NAME, __version__
+
+HOST_IDENTITY = {"name": HOST_NAME, "version": __version__}
+_counter = itertools.count(1)
+
+
+def iso_now(at: float | None = None) -> str:
+    moment = datetime.fromtimestamp(at if at is not None else time.time(), tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Clock:
+    """Start time of one outer request, for the receipt's timing block."""
+
+    wall: float = field(default_factory=time.time)
+    mono: float = field(default_factory=time.perf_counter)
+
+    def timing(self) -> dict[str, Any]:
+        elapsed = max(0, round((time.perf_counter() - self.mono) * 1000))
+        return {"startedAt": iso_now(self.wall), "endedAt": iso_now(), "elapsedMs": elapsed}
+
+
+def assurance_block(mode: str) -> dict[str, Any]:
+    """Honest assurance: what this host achieves, and no transaction guarantee (it never writes)."""
+    detail = (
+        "host runs as the gate boundary (trusted --assurance gated launch); evaluation writes nothing"
+        if mode == "gated"
+        else "host can evaluate and report but does not control a commit boundary; evaluation writes nothing"
+    )
+    return {"mode": mode, "transactionGuarantee": "none", "detail": detail}
+
+
+def build_receipt(
+    *,
+    kind: str,
+    clock: Clock,
+    request_digest: str,
+    policy_digest: str,
+    baseline: dict[str, Any],
+    valid_as_of: dict[str, Any],
+    coverage: dict[str, Any],
+    assurance: dict[str, Any],
+    authority_evidence: list[dict[str, Any]] | None = None,
+    provider_ids: list[str] | None = None,
+    provenance: list[dict[str, Any]] | None = None,
+    call_site: str | None = None,
+    changeset_digest: str | None = None,
+    capability_family: str = "check",
+) -> dict[str, Any]:
+    """A receipt whose `failures` mirror `coverage.degraded` and whose coverage is the decision's."""
+    receipt: dict[str, Any] = {
+        "receiptId": f"{kind}-{int(clock.wall * 1000)}-{next(_counter)}",
+        "issuedAt": iso_now(),
+        "kind": kind,
+        "host": dict(HOST_IDENTITY),
+        "capabilityFamily": capability_family,
+        "requestDigest": request_digest,
+        "providerIds": list(dict.fromkeys(provider_ids or [])),
+        "providerProvenance": list(provenance or []),
+        "policyDigest": policy_digest,
+        "baseline": dict(baseline),
+        "validAsOf": dict(valid_as_of),
+        "coverage": coverage,
+        "authorityEvidence": list(authority_evidence or []),
+        "assurance": assurance,
+        "timing": clock.timing(),
+        "failures": list(coverage.get("degraded", [])),
+        "privateOnly": True,
+        "experimental": True,
+        "trustArtifact": False,
+    }
+    if call_site is not None:
+        receipt["callSite"] = call_site
+    if changeset_digest is not None:
+        receipt["changesetDigest"] = changeset_digest
+    return receipt

@@ -1,0 +1,463 @@
+"""One provider process: launched from a trusted manifest, initialized, granted, served callbacks.
+
+The provider gets an argv array (never a shell), a trusted cwd (not the repository), an environment
+built only from an allowlist plus `ASP_SESSION_ID`, and no filesystem access through the host
+except `workspace/listTree` / `workspace/readBlob` for blobs of the session's baseline and the
+current changeset inside its read grant.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import os
+import subprocess
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import Process, TaskGroup
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
+from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
+from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
+from reference_host import HOST_NAME, __version__
+from reference_host.grants import in_grant, narrow_read
+from reference_host.manifests import InstalledProvider
+
+log = logging.getLogger(__name__)
+
+ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT")
+STDERR_LIMIT = 64 * 1024
+MAX_BLOBS_PER_READ = 256
+MAX_READ_BYTES = 32 * 1024 * 1024
+MAX_CALLBACKS_PER_EVALUATION = 4096
+MAX_TREE_ENTRIES = 20000
+RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class _ServerInfo(BaseModel):
+    name: str
+    version: str
+    fingerprint: str
+
+
+class _Permissions(_Closed):
+    read: list[str] | None = None
+    write: bool | None = None
+    network: bool | None = None
+    network_allowlist: list[dict[str, Any]] | None = Field(default=None, alias="networkAllowlist")
+    resource_limits: dict[str, int] | None = Field(default=None, alias="resourceLimits")
+
+
+class InitializeResult(_Closed):
+    server_info: _ServerInfo = Field(alias="serverInfo")
+    capability_families: list[CapabilityFamily] = Field(min_length=1, alias="capabilityFamilies")
+    capabilities: dict[str, Any]
+    roles: list[Literal["sense", "judge", "act"]] | None = None
+    requested_permissions: _Permissions | None = Field(default=None, alias="requestedPermissions")
+    provenance: dict[str, Any] | None = None
+
+
+class CheckCapability(_Closed):
+    capability_version: str = Field(min_length=1, alias="capabilityVersion")
+    diagnostic_sources: list[str] = Field(min_length=1, alias="diagnosticSources")
+    scopes: list[Literal["changeset", "workspace"]] = Field(min_length=1)
+    comparisons: list[Literal["introduced", "all", "resolved"]] = Field(min_length=1)
+    partial_results: bool = Field(alias="partialResults")
+    incremental: bool
+    unsupported_reporting: Literal["assessment-status"] = Field(alias="unsupportedReporting")
+    fixes: bool | None = None
+
+
+class SessionFailure(Exception):
+    """Launch or initialize did not give a usable session; carries the degradation it maps to."""
+
+    def __init__(
+        self, reason: DegradationReason, state: LifecycleState, detail: str, *, counts: bool
+    ) -> None:
+        super().__init__(detail)
+        self.reason: DegradationReason = reason
+        self.state: LifecycleState = state
+        self.detail = detail
+        self.counts_toward_quarantine = counts
+
+
+@dataclass
+class EvaluationScope:
+    """What one evaluation lets the provider read, and what it actually read."""
+
+    baseline: dict[str, Any]
+    index: Callable[[], dict[str, str]]  # path -> blob id of the baseline snapshot (lazy)
+    referenced: dict[str, set[str]]  # blob id -> paths it appears under (changeset)
+    load: Callable[[str], Awaitable[bytes | None]]
+    served: set[str] = field(default_factory=set)
+    callbacks: int = 0
+
+
+def _encode(data: bytes) -> dict[str, str]:
+    try:
+        return {"encoding": "utf-8", "bytes": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"encoding": "base64", "bytes": base64.b64encode(data).decode("ascii")}
+
+
+class ProviderSession:
+    """A live provider process and its JSON-RPC endpoint."""
+
+    def __init__(
+        self, installed: InstalledProvider, workspace_root: str, assurance_mode: str
+    ) -> None:
+        self.installed = installed
+        self.id = installed.id
+        self.session_id = uuid.uuid4().hex
+        self.workspace_root = workspace_root
+        self.assurance_mode = assurance_mode
+        self.protocol_version = installed.protocol_version
+        self.process: Process | None = None
+        self.endpoint: JsonRpcEndpoint | None = None
+        self.state: LifecycleState = "launched"
+        self.init: InitializeResult | None = None
+        self.check: CheckCapability | None = None
+        self.grant: list[str] = []
+        self.requests_write = False
+        self.baseline: dict[str, Any] | None = None
+        self.scope: EvaluationScope | None = None
+        self.served_ever: set[str] = set()
+        self.stderr_tail: deque[bytes] = deque()
+        self._stderr_size = 0
+        self.lock = anyio.Lock()
+        self.exited = anyio.Event()
+
+    @property
+    def alive(self) -> bool:
+        return self.endpoint is not None and not self.endpoint.closed and not self.exited.is_set()
+
+    def environment(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+        env["ASP_SESSION_ID"] = self.session_id
+        return env
+
+    async def start(self, tg: TaskGroup, baseline: dict[str, Any], timeout: float) -> None:
+        """Spawn, `initialize` (exact version), validate, then send the narrowed `initialized` grant."""
+        if self.protocol_version is None:
+            raise SessionFailure(
+                "skewed",
+                "incompatible",
+                "manifest lists no protocol version this host speaks",
+                counts=False,
+            )
+        try:
+            self.process = await anyio.open_process(
+                self.installed.argv(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=str(self.installed.cwd) if self.installed.cwd else None,
+                env=self.environment(),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SessionFailure(
+                "unavailable", "unavailable", f"launch failed: {exc.strerror or exc}", counts=True
+            ) from exc
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self.endpoint = JsonRpcEndpoint(
+            self.process.stdout, self.process.stdin, name=f"provider:{self.id}"
+        )
+        self.endpoint.register("workspace/listTree", self._list_tree)
+        self.endpoint.register("workspace/readBlob", self._read_blob)
+        self.endpoint.register("workspace/putBlob", self._put_blob)
+        self.endpoint.on_notification("window/logMessage", self._log_message)
+        tg.start_soon(self._run)
+        self.state = "initializing"
+        self.baseline = baseline
+        params = {
+            "protocolVersion": self.protocol_version,
+            "host": {"name": HOST_NAME, "version": __version__},
+            "hostCapabilities": {"progress": True, "readBlob": True, "putBlob": False},
+            "workspace": {"root": self.workspace_root, "baseline": baseline},
+            "assuranceMode": self.assurance_mode,
+        }
+        try:
+            raw = await self.endpoint.request("initialize", params, timeout=timeout)
+        except RequestTimeout as exc:
+            await self.kill()
+            raise SessionFailure(
+                "timed-out", "timed-out", "initialize did not answer within budget", counts=True
+            ) from exc
+        except ConnectionClosed as exc:
+            await self.kill()
+            raise SessionFailure(
+                "crashed",
+                "crashed",
+                f"provider exited during initialize{self._tail_note()}",
+                counts=True,
+            ) from exc
+        except AspError as exc:
+            await self.kill()
+            if exc.fail_class == "contract" or exc.code == ErrorCode.UNSUPPORTED_VERSION.code:
+                raise SessionFailure(
+                    "skewed",
+                    "incompatible",
+                    f"initialize refused {self.protocol_version}: code {exc.code}",
+                    counts=False,
+                ) from exc
+            raise SessionFailure(
+                "error",
+                "degraded",
+                f"initialize failed: code {exc.code} ({exc.fail_class})",
+                counts=True,
+            ) from exc
+        self._accept_initialize(raw)
+        self.grant = narrow_read(
+            self.init.requested_permissions.read
+            if self.init and self.init.requested_permissions
+            else None
+        )
+        granted = {
+            "read": self.grant,
+            "write": False,
+            "network": False,
+            "resourceLimits": {**RESOURCE_LIMITS, "wallclockMs": int(timeout * 1000)},
+        }
+        await self.endpoint.notify(
+            "initialized", {"grantedPermissions": granted, "baseline": baseline}
+        )
+        self.state = "active"
+
+    def _accept_initialize(self, raw: Any) -> None:
+        try:
+            self.init = InitializeResult.model_validate(raw)
+        except ValidationError as exc:
+            self.state = "malformed"
+            raise SessionFailure(
+                "malformed", "malformed", f"malformed initialize result: {_first(exc)}", counts=True
+            ) from exc
+        block = self.init.capabilities.get("check") or self.init.capabilities.get("judge")
+        if block is None or "check" not in self.init.capability_families:
+            self.state = "incompatible"
+            raise SessionFailure(
+                "unsupported",
+                "incompatible",
+                "provider does not advertise the required check capability",
+                counts=False,
+            )
+        try:
+            self.check = CheckCapability.model_validate(block)
+        except ValidationError as exc:
+            self.state = "malformed"
+            raise SessionFailure(
+                "malformed", "malformed", f"malformed check capability: {_first(exc)}", counts=True
+            ) from exc
+        permissions = self.init.requested_permissions
+        self.requests_write = bool(permissions and permissions.write)
+
+    async def _run(self) -> None:
+        assert self.endpoint is not None and self.process is not None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drain_stderr)
+                await self.endpoint.serve()
+                tg.cancel_scope.cancel()
+        finally:
+            self.exited.set()
+            if self.state not in (
+                "crashed",
+                "timed-out",
+                "quarantined",
+                "incompatible",
+                "malformed",
+                "shutting-down",
+            ):
+                self.state = "exited"
+
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr if self.process else None
+        if stream is None:
+            return
+        try:
+            async for chunk in stream:
+                self.stderr_tail.append(chunk)
+                self._stderr_size += len(chunk)
+                while self._stderr_size > STDERR_LIMIT and self.stderr_tail:
+                    self._stderr_size -= len(self.stderr_tail.popleft())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            return
+
+    def stderr_text(self) -> str:
+        return b"".join(self.stderr_tail).decode("utf-8", "replace")[-2000:]
+
+    def _tail_note(self) -> str:
+        return ""
+
+    async def evaluate(
+        self,
+        params: dict[str, Any],
+        scope: EvaluationScope,
+        timeout: float,
+        on_progress: Callable[[Any], Awaitable[None]] | None,
+    ) -> Any:
+        """Send `check/evaluate` with *scope* as the readable set; raises what the endpoint raises."""
+        assert self.endpoint is not None
+        if self.baseline != scope.baseline:
+            await self.endpoint.notify("workspace/baselineChanged", {"baseline": scope.baseline})
+            self.baseline = scope.baseline
+        if self.protocol_version == ASP_LEGACY_PROTOCOL_VERSION:
+            params = {**params, "callSite": params.get("callSite", "gate")}
+        else:
+            params = {k: v for k, v in params.items() if k != "callSite"}
+        self.scope = scope
+        try:
+            return await self.endpoint.request(
+                "check/evaluate", params, timeout=timeout, on_progress=on_progress
+            )
+        finally:
+            self.scope = None
+
+    # -- callbacks ------------------------------------------------------------------------------
+
+    def _scope_for_callback(self) -> EvaluationScope:
+        scope = self.scope
+        if scope is None:
+            raise AspError(ErrorCode.SCOPE_DENIED, "no evaluation in progress for this session")
+        scope.callbacks += 1
+        if scope.callbacks > MAX_CALLBACKS_PER_EVALUATION:
+            raise AspError(
+                ErrorCode.SCOPE_DENIED, "callback budget for this evaluation is exhausted"
+            )
+        return scope
+
+    async def _list_tree(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
+        scope = self._scope_for_callback()
+        if params is not None and not isinstance(params, dict):
+            raise AspError(ErrorCode.INVALID_PARAMS, "listTree params must be an object")
+        params = params or {}
+        globs = params.get("globs")
+        paths = params.get("paths")
+        requested = params.get("baseline")
+        if isinstance(requested, dict) and requested.get("rev") != scope.baseline.get("rev"):
+            raise AspError(
+                ErrorCode.STALE_BASELINE, "listTree baseline is not the session baseline"
+            )
+        if (globs is not None and not _strings(globs)) or (
+            paths is not None and not _strings(paths)
+        ):
+            raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
+        index = await anyio.to_thread.run_sync(scope.index)
+        entries = []
+        for path in sorted(index):
+            if not in_grant(path, self.grant):
+                continue
+            if paths is not None and not any(
+                path == p or path.startswith(p.rstrip("/") + "/") for p in paths
+            ):
+                continue
+            if globs is not None and not in_grant(path, list(globs)):
+                continue
+            entries.append({"path": path, "blobId": index[path], "kind": "file"})
+            if len(entries) >= MAX_TREE_ENTRIES:
+                return {"entries": entries, "truncated": True}
+        return {"entries": entries}
+
+    async def _read_blob(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
+        scope = self._scope_for_callback()
+        blobs = params.get("blobs") if isinstance(params, dict) else None
+        if not _strings(blobs) or not blobs:
+            raise AspError(ErrorCode.INVALID_PARAMS, "readBlob needs a non-empty array of blob ids")
+        if len(blobs) > MAX_BLOBS_PER_READ:
+            raise AspError(
+                ErrorCode.SCOPE_DENIED, f"at most {MAX_BLOBS_PER_READ} blobs per readBlob"
+            )
+        index: dict[str, str] | None = None
+        out = []
+        total = 0
+        for identity in blobs:
+            paths = set(scope.referenced.get(identity, ()))
+            if not paths:
+                if index is None:
+                    index = await anyio.to_thread.run_sync(scope.index)
+                paths = {p for p, b in index.items() if b == identity}
+            if not paths:
+                raise AspError(
+                    ErrorCode.SCOPE_DENIED,
+                    "blob is not part of this session's baseline or changeset",
+                    detail=identity[:80],
+                )
+            if not any(in_grant(p, self.grant) for p in paths):
+                raise AspError(
+                    ErrorCode.SCOPE_DENIED, "blob is outside the read grant", detail=identity[:80]
+                )
+            data = await scope.load(identity)
+            if data is None:
+                raise AspError(
+                    ErrorCode.BLOB_UNAVAILABLE,
+                    "blob content is not available",
+                    detail=identity[:80],
+                )
+            total += len(data)
+            if total > MAX_READ_BYTES:
+                raise AspError(ErrorCode.SCOPE_DENIED, "readBlob response exceeds the size bound")
+            out.append({"id": identity, **_encode(data)})
+        for item in out:
+            scope.served.add(item["id"])
+            self.served_ever.add(item["id"])
+        return {"blobs": out}
+
+    async def _put_blob(self, params: Any, ctx: RequestContext) -> Any:
+        raise AspError(
+            ErrorCode.SCOPE_DENIED, "putBlob needs the edit capability and a write grant"
+        )
+
+    async def _log_message(self, params: Any) -> None:
+        if isinstance(params, dict):
+            log.info("provider %s says: %.500r", self.id, params.get("message"))
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    async def kill(self) -> None:
+        """Stop the process now (a hung or hostile provider gets no grace)."""
+        if self.process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+            with anyio.move_on_after(2):
+                await self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    with contextlib.suppress(Exception):
+                        await stream.aclose()
+
+    async def shutdown(self, grace: float = 1.0) -> None:
+        """Polite `shutdown` + `exit`, then kill whatever is left."""
+        if self.alive and self.endpoint is not None:
+            self.state = "shutting-down"
+            with anyio.move_on_after(grace):
+                try:
+                    await self.endpoint.request("shutdown", None, timeout=grace)
+                    await self.endpoint.notify("exit", None)
+                except (AspError, ConnectionClosed, RequestTimeout):
+                    pass
+                await self.exited.wait()
+        await self.kill()
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _first(error: ValidationError) -> str:
+    item = error.errors()[0]
+    return f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"

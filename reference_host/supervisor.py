@@ -1,0 +1,166 @@
+"""Provider supervision: lazy launch, lifecycle states, restart after a crash, quarantine.
+
+A provider is launched on first use, reused while it stays healthy, relaunched after it dies,
+and quarantined after `QUARANTINE_AFTER` consecutive failures (crash, timeout, malformed
+initialize). Quarantine lasts for the host process's life and shows in status and authority status.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from asp_protocol.models import DegradationReason, LifecycleState
+from reference_host.manifests import InstalledProvider
+from reference_host.session import ProviderSession, SessionFailure
+
+log = logging.getLogger(__name__)
+
+QUARANTINE_AFTER = 3
+
+
+@dataclass
+class ProviderRecord:
+    """What the host knows about one provider across sessions."""
+
+    id: str
+    installed: InstalledProvider | None
+    session: ProviderSession | None = None
+    lifecycle: LifecycleState = "exited"
+    launched: bool = False
+    failures: int = 0
+    quarantined: bool = False
+    last_reason: DegradationReason | None = None
+    last_detail: str = ""
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    @property
+    def alive(self) -> bool:
+        return self.session is not None and self.session.alive
+
+    def current_lifecycle(self) -> LifecycleState:
+        if self.quarantined:
+            return "quarantined"
+        if self.session is not None and self.session.alive:
+            return self.session.state
+        return self.lifecycle
+
+    def server_state(self) -> str:
+        """serverStatus.state: installed until launched, then ready / degraded / incompatible."""
+        if self.quarantined:
+            return "quarantined"
+        if self.installed is None:
+            return "unavailable"
+        if not self.installed.launchable or self.lifecycle in ("incompatible", "malformed"):
+            return "incompatible"
+        if self.alive:
+            return "ready"
+        if self.failures:
+            return "degraded"
+        return "installed" if not self.launched else "ready"
+
+
+class Supervisor:
+    """Owns every provider session; sessions run in the host's long-lived task group."""
+
+    def __init__(
+        self, providers: dict[str, InstalledProvider], workspace_root: str, assurance_mode: str
+    ) -> None:
+        self.providers = providers
+        self.workspace_root = workspace_root
+        self.assurance_mode = assurance_mode
+        self.records: dict[str, ProviderRecord] = {}
+        self._tg: TaskGroup | None = None
+
+    def attach(self, tg: TaskGroup) -> None:
+        self._tg = tg
+
+    def record(self, provider_id: str) -> ProviderRecord:
+        record = self.records.get(provider_id)
+        if record is None:
+            record = ProviderRecord(provider_id, self.providers.get(provider_id))
+            self.records[provider_id] = record
+        return record
+
+    async def session_for(
+        self, provider_id: str, baseline: dict[str, Any], timeout: float
+    ) -> ProviderSession:
+        """A live, initialized session: the warm one, or a fresh launch; raises SessionFailure."""
+        record = self.record(provider_id)
+        async with record.lock:
+            if record.quarantined:
+                raise SessionFailure(
+                    "quarantined",
+                    "quarantined",
+                    f"quarantined after {QUARANTINE_AFTER} consecutive failures ({record.last_detail})",
+                    counts=False,
+                )
+            if record.session is not None and record.session.alive:
+                return record.session
+            if record.installed is None:
+                raise SessionFailure(
+                    "missing-required-provider", "unavailable", "no trusted manifest", counts=False
+                )
+            assert self._tg is not None, "supervisor not attached to a task group"
+            session = ProviderSession(record.installed, self.workspace_root, self.assurance_mode)
+            record.session = session
+            record.launched = True
+            record.lifecycle = "launched"
+            try:
+                await session.start(self._tg, baseline, timeout)
+            except SessionFailure as failure:
+                self.failed(
+                    record,
+                    failure.reason,
+                    failure.state,
+                    failure.detail,
+                    counts=failure.counts_toward_quarantine,
+                )
+                raise
+            record.lifecycle = session.state
+            return session
+
+    def succeeded(self, provider_id: str) -> None:
+        record = self.record(provider_id)
+        record.failures = 0
+        record.last_reason = None
+        if record.session is not None:
+            record.lifecycle = record.session.state
+
+    def failed(
+        self,
+        record: ProviderRecord,
+        reason: DegradationReason,
+        state: LifecycleState,
+        detail: str,
+        *,
+        counts: bool,
+    ) -> None:
+        """Record a failure; the third consecutive counted one quarantines the provider."""
+        record.lifecycle = state
+        record.last_reason = reason
+        record.last_detail = detail
+        if record.session is not None:
+            record.session.state = state
+        if counts:
+            record.failures += 1
+            log.warning(
+                "provider %s failed (%s, %d in a row): %s",
+                record.id,
+                reason,
+                record.failures,
+                detail,
+            )
+            if record.failures >= QUARANTINE_AFTER:
+                record.quarantined = True
+                log.warning("provider %s quarantined", record.id)
+
+    async def shutdown_all(self) -> None:
+        sessions = [r.session for r in self.records.values() if r.session is not None]
+        async with anyio.create_task_group() as tg:
+            for session in sessions:
+                tg.start_soon(session.shutdown)
