@@ -17,14 +17,56 @@ PROTOCOL_LEGACY = [
     ("sense", "legacy-role", "inspect", None, "inspect", "host/queryInspect"),
     ("judge", "legacy-role", "check", None, "check", "host/evaluateChangeset"),
     ("act", "legacy-role", "edit", None, "edit", "host/requestEditPlan"),
-    ("sense/references", "legacy-method", "inspect", "references", "inspect/references", "host/queryInspect"),
-    ("sense/callers", "legacy-method", "inspect", "callers", "inspect/callers", "host/queryInspect"),
-    ("sense/callees", "legacy-method", "inspect", "callees", "inspect/callees", "host/queryInspect"),
-    ("sense/symbols", "legacy-method", "inspect", "symbols", "inspect/symbols", "host/queryInspect"),
+    (
+        "sense/references",
+        "legacy-method",
+        "inspect",
+        "references",
+        "inspect/references",
+        "host/queryInspect",
+    ),
+    (
+        "sense/callers",
+        "legacy-method",
+        "inspect",
+        "callers",
+        "inspect/callers",
+        "host/queryInspect",
+    ),
+    (
+        "sense/callees",
+        "legacy-method",
+        "inspect",
+        "callees",
+        "inspect/callees",
+        "host/queryInspect",
+    ),
+    (
+        "sense/symbols",
+        "legacy-method",
+        "inspect",
+        "symbols",
+        "inspect/symbols",
+        "host/queryInspect",
+    ),
     ("sense/impact", "legacy-method", "inspect", "impact", "inspect/impact", "host/queryInspect"),
     ("sense/query", "legacy-method", "inspect", "query", "inspect/query", "host/queryInspect"),
-    ("judge/evaluate", "legacy-method", "check", "evaluate", "check/evaluate", "host/evaluateChangeset"),
-    ("judge/publishDiagnostics", "legacy-method", "check", "publishDiagnostics", "check/publishDiagnostics", None),
+    (
+        "judge/evaluate",
+        "legacy-method",
+        "check",
+        "evaluate",
+        "check/evaluate",
+        "host/evaluateChangeset",
+    ),
+    (
+        "judge/publishDiagnostics",
+        "legacy-method",
+        "check",
+        "publishDiagnostics",
+        "check/publishDiagnostics",
+        None,
+    ),
     ("act/propose", "legacy-method", "edit", "propose", "edit/propose", "host/requestEditPlan"),
     ("crg", "legacy-tool", "inspect", None, "inspect", "host/queryInspect"),
     ("rox", "legacy-tool", "check", None, "check", "host/evaluateChangeset"),
@@ -39,7 +81,13 @@ def test_protocol_legacy_name_maps(
 ) -> None:
     m = map_name(name)
     assert m.known and m.name == name and m.requested == name
-    assert (m.kind, m.family, m.verb, m.canonical, m.outer_method) == (kind, family, verb, canonical, outer)
+    assert (m.kind, m.family, m.verb, m.canonical, m.outer_method) == (
+        kind,
+        family,
+        verb,
+        canonical,
+        outer,
+    )
     assert m.legacy_alias == LEGACY_ALIAS[family]
     assert m.note  # every entry says why it maps the way it does
 
@@ -108,7 +156,9 @@ def test_every_surface_in_the_table_is_covered_by_the_test_list() -> None:
         ("host/requestEditPlan", "edit", "propose", "outer-method"),
     ],
 )
-def test_canonical_names_map_to_themselves(name: str, family: str, verb: str | None, kind: str) -> None:
+def test_canonical_names_map_to_themselves(
+    name: str, family: str, verb: str | None, kind: str
+) -> None:
     m = map_name(name)
     assert (m.known, m.family, m.verb, m.kind) == (True, family, verb, kind)
     assert name in CANONICAL_NAMES
@@ -120,7 +170,17 @@ def test_no_canonical_inspect_method_string_is_claimed_to_exist() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["", "   ", "lint", "sense/frobnicate", "judge/decide", "act/apply", "crg:nothing", "host/applyProposal"]
+    "name",
+    [
+        "",
+        "   ",
+        "lint",
+        "sense/frobnicate",
+        "judge/decide",
+        "act/apply",
+        "crg:nothing",
+        "host/applyProposal",
+    ],
 )
 def test_unknown_names_are_unknown(name: str) -> None:
     m = map_name(name)
@@ -128,7 +188,12 @@ def test_unknown_names_are_unknown(name: str) -> None:
 
 
 def test_spelling_variants_resolve_but_keep_what_was_asked() -> None:
-    for given, table in [("CRG", "crg"), (" judge ", "judge"), ("crg/impact", "crg:impact"), ("CIX.rename", "cix:rename")]:
+    for given, table in [
+        ("CRG", "crg"),
+        (" judge ", "judge"),
+        ("crg/impact", "crg:impact"),
+        ("CIX.rename", "cix:rename"),
+    ]:
         m = map_name(given)
         assert (m.name, m.requested, m.known) == (table, given, True)
 

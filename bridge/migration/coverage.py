@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from bridge.migration.findings import Model
+from bridge.migration.base import Model
 from bridge.migration.legacy_names import NameMapping, map_names
 
 CoverageStatus = Literal["served", "served-degraded", "not-served", "unknown-legacy-name"]

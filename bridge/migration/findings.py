@@ -13,10 +13,10 @@ import posixpath
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
 from asp_protocol.models import Diagnostic
+from bridge.migration.base import Model
 
 FindingsFormat = Literal["asp", "sarif"]
 Severity = Literal["error", "warning", "info"]
@@ -30,14 +30,6 @@ _SARIF_LEVELS: dict[str, Severity] = {
 }
 _SARIF_KEYS = frozenset({"ruleId", "rule", "locations", "level", "ruleIndex", "kind"})
 _ASP_KEYS = frozenset({"code", "location", "fingerprint", "severity", "diagnostic", "source"})
-
-
-class Model(BaseModel):
-    """Base for the migration models: camelCase on the wire, immutable once built."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel
-    )
 
 
 class Position(Model):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from bridge.migration.base import Model
 
 Family = Literal["inspect", "check", "edit"]
 LegacyAlias = Literal["sense", "judge", "act"]
@@ -42,11 +42,7 @@ EDIT_OPERATIONS: tuple[str, ...] = (
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-class NameMapping(_Frozen):
+class NameMapping(Model):
     """What one name means in ASP terms: family, verb, and the outer-seam method that serves it."""
 
     requested: str = ""

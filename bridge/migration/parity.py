@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bridge.migration.findings import Finding, Model, parse_host_findings
+from bridge.migration.base import Model
+from bridge.migration.findings import Finding, parse_host_findings
 from bridge.migration.rules import RuleHow, asp_rule_kind, message_subject, old_rule_kind
 
 MatchMethod = Literal["fingerprint", "position", "subject"]

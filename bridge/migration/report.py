@@ -6,8 +6,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from bridge.migration.base import Model
 from bridge.migration.coverage import CoverageItem, CoverageStatus
-from bridge.migration.findings import Finding, Model
+from bridge.migration.findings import Finding
 from bridge.migration.parity import HostEvaluation, ParityResult
 
 BASIS = (
