@@ -1,0 +1,205 @@
+"""The ADR 0025 case list: each case is data (workspace, providers, policy, request, properties).
+
+Most cases run at call-site `gate`, because the extension must preserve even the call-site that
+ordinary MCP tools may never send; each still gets `gateSatisfied: false` over MCP.
+"""
+
+from __future__ import annotations
+
+from bridge.ext.bakeoff.spec import (
+    DEFAULT_FILES,
+    Case,
+    Expectation,
+    ProviderSpec,
+    RequestSpec,
+    RequirementSpec,
+)
+
+EVALUATE = "host/evaluateChangeset"
+EDIT_PLAN = "host/requestEditPlan"
+APPLY = "host/applyProposal"
+
+# What every evaluate case is judged on.
+EVALUATE_PROPERTIES: tuple[str, ...] = (
+    "decision",
+    "call-site",
+    "request-identity",
+    "freshness",
+    "coverage",
+    "authority",
+    "assurance",
+    "receipt-kind",
+    "gate-unsatisfiable",
+)
+
+
+def _single(
+    name: str,
+    title: str,
+    behavior: str,
+    *,
+    expect: Expectation,
+    assurance: tuple[str, ...] = ("advisory", "gated"),
+    pin_version: str | None = None,
+    extra_args: tuple[str, ...] = (),
+    budgets: dict[str, int] | None = None,
+    request: RequestSpec | None = None,
+    properties: tuple[str, ...] = EVALUATE_PROPERTIES,
+    needs: tuple[str, ...] = (),
+) -> Case:
+    """A case with one fake provider serving one required check requirement at every call-site."""
+    provider = ProviderSpec(id=f"bake-{name}", behavior=behavior, extra_args=extra_args)
+    return Case(
+        name=name,
+        title=title,
+        request=request or RequestSpec(EVALUATE, "gate"),
+        properties=properties,
+        providers=(provider,),
+        requirements=(
+            RequirementSpec(
+                id="bake-check", provider=provider.id, assurance=assurance, pin_version=pin_version
+            ),
+        ),
+        budgets=budgets or {},
+        expect=expect,
+        needs=needs,
+    )
+
+
+def all_cases() -> tuple[Case, ...]:
+    """Every ADR 0025 case, in the order the report lists them."""
+    return (
+        _single("allow", "Allow", "clean", expect=Expectation(decision="allow")),
+        _single(
+            "deny",
+            "Deny (blocking diagnostic)",
+            "finding",
+            expect=Expectation(decision="deny", degraded=("blocking-diagnostic",)),
+        ),
+        _single(
+            "stale-baseline",
+            "Stale baseline",
+            "clean",
+            expect=Expectation(decision="indeterminate", degraded=("stale-baseline",)),
+            request=RequestSpec(EVALUATE, "gate", changeset="stale"),
+        ),
+        _single(
+            "malformed-provider-output",
+            "Malformed provider output",
+            "malformed",
+            expect=Expectation(decision="indeterminate", degraded=("malformed",)),
+        ),
+        _single(
+            "cancellation",
+            "Cancellation",
+            "hang",
+            extra_args=("--hang-seconds", "60"),
+            expect=Expectation(error_code=-32016),
+            request=RequestSpec(EVALUATE, "gate", action="cancel"),
+            properties=("call-site", "cancellation", "gate-unsatisfiable"),
+        ),
+        _single(
+            "unsupported-capability",
+            "Unsupported capability",
+            "no-check-capability",
+            expect=Expectation(decision="indeterminate", degraded=("unsupported",)),
+        ),
+        Case(
+            name="missing-provider",
+            title="Missing provider",
+            request=RequestSpec(EVALUATE, "gate"),
+            properties=EVALUATE_PROPERTIES,
+            providers=(),
+            requirements=(RequirementSpec(id="bake-check", provider="bake-not-installed"),),
+            expect=Expectation(decision="indeterminate", degraded=("missing-required-provider",)),
+        ),
+        _single(
+            "missing-authority",
+            "Missing authority",
+            "clean",
+            pin_version="9.9.9",
+            expect=Expectation(decision="indeterminate", degraded=("missing-authority",)),
+        ),
+        _single(
+            "timeout",
+            "Timeout",
+            "hang",
+            extra_args=("--hang-seconds", "60"),
+            budgets={"interactiveMs": 800, "gateMs": 800, "sweepMs": 800},
+            expect=Expectation(decision="indeterminate", degraded=("timed-out",)),
+        ),
+        _single(
+            "insufficient-assurance",
+            "Insufficient assurance",
+            "clean",
+            assurance=("gated",),
+            expect=Expectation(decision="indeterminate", degraded=("insufficient-assurance",)),
+        ),
+        _single(
+            "fast-path-bypass",
+            "Fast-path bypass (check/evaluate sent to the host)",
+            "clean",
+            expect=Expectation(decision="deny", degraded=("lattice-fast-path",)),
+            request=RequestSpec("check/evaluate", "gate", action="fast-path"),
+            properties=("fast-path-blocked", "gate-unsatisfiable"),
+        ),
+        _single(
+            "edit-plan-request",
+            "Edit-plan request",
+            "clean",
+            expect=Expectation(),
+            request=RequestSpec(
+                EDIT_PLAN,
+                "interactive",
+                action="edit-plan",
+                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
+            ),
+            properties=("call-site", "request-identity", "receipt-kind", "gate-unsatisfiable"),
+            needs=("edit",),
+        ),
+        _single(
+            "denied-apply",
+            "Denied apply (validation denies the proposal)",
+            "finding",
+            expect=Expectation(),
+            request=RequestSpec(
+                APPLY,
+                "gate",
+                action="apply",
+                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
+            ),
+            properties=("mediated-apply", "apply-refused", "gate-unsatisfiable"),
+            needs=("edit",),
+        ),
+        _single(
+            "applied-proposal",
+            "Applied proposal",
+            "clean",
+            expect=Expectation(),
+            request=RequestSpec(
+                APPLY,
+                "gate",
+                action="apply",
+                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
+            ),
+            properties=("mediated-apply", "apply-refused", "gate-unsatisfiable"),
+            needs=("edit",),
+        ),
+    )
+
+
+def select(names: list[str] | None) -> tuple[Case, ...]:
+    """The cases named (all when *names* is empty); an unknown name is a ValueError naming it."""
+    cases = all_cases()
+    if not names:
+        return cases
+    by_name = {c.name: c for c in cases}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(
+            f"unknown bake-off case(s): {', '.join(unknown)}; known: {', '.join(by_name)}"
+        )
+    return tuple(by_name[n] for n in names)
+
+
+__all__ = ["APPLY", "DEFAULT_FILES", "EDIT_PLAN", "EVALUATE", "all_cases", "select"]

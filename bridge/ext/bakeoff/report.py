@@ -1,0 +1,219 @@
+"""`bakeoff.json` (one record per case and binding) and `bakeoff.md` (a table read in a minute)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridge.ext import EXTENSION_ID, EXTENSION_VERSION
+from bridge.ext.bakeoff.compare import CaseComparison
+from bridge.ext.bakeoff.plan import BindingRun, Step
+from bridge.ext.bakeoff.spec import MUST_HOLD, PROPERTIES, Case
+
+BINDINGS = ("native", "mcp-extension")
+
+
+@dataclass
+class CaseResult:
+    """A case's runs over both bindings (one per repeat) and the comparison of the first pair."""
+
+    case: Case
+    comparison: CaseComparison
+    runs: dict[str, list[BindingRun]] = field(default_factory=dict)
+
+
+def _p50(samples: list[float]) -> float | None:
+    return round(statistics.median(samples), 3) if samples else None
+
+
+def _latencies(case: Case, runs: list[BindingRun]) -> list[float]:
+    """Final-step latencies; a cancellation's latency is the cancel delay, so it is left out."""
+    if case.request.action == "cancel":
+        return []
+    return [r.final.latency_ms for r in runs if r.status == "ran" and r.final is not None]
+
+
+def property_verdicts(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
+    names = [*PROPERTIES, "binding-ran"]
+    verdicts: dict[str, dict[str, Any]] = {}
+    for name in names:
+        held, failed, not_run = [], [], []
+        for result in results:
+            judgement = result.comparison.properties.get(name)
+            if judgement is None:
+                continue
+            {"held": held, "failed": failed}.get(judgement.verdict, not_run).append(
+                result.case.name
+            )
+        if not (held or failed or not_run):
+            continue
+        must = name in MUST_HOLD or name == "binding-ran"
+        if failed:
+            verdict = "not preserved" if must else "not preserved (by design)"
+        elif held:
+            verdict = "preserved"
+        else:
+            verdict = "not run"
+        verdicts[name] = {
+            "verdict": verdict,
+            "mustHold": must,
+            "held": held,
+            "failed": failed,
+            "notRun": not_run,
+        }
+    return verdicts
+
+
+def build_report(
+    results: list[CaseResult], *, host_command: str, repeat: int, started: float
+) -> dict[str, Any]:
+    records = []
+    samples: dict[str, list[float]] = {b: [] for b in BINDINGS}
+    for result in results:
+        for binding in BINDINGS:
+            runs = result.runs.get(binding, [])
+            lat = _latencies(result.case, runs)
+            samples[binding].extend(lat)
+            first = runs[0] if runs else None
+            records.append(
+                {
+                    "case": result.case.name,
+                    "title": result.case.title,
+                    "binding": binding,
+                    "method": result.case.request.method,
+                    "callSite": result.case.request.call_site,
+                    "status": first.status if first else "not-run",
+                    "reason": first.reason if first else "not carried",
+                    "latencyMs": [round(x, 3) for x in lat],
+                    "p50Ms": _p50(lat),
+                    "run": first.to_json() if first else None,
+                }
+            )
+    properties = property_verdicts(results)
+    failures = [
+        {"case": r.case.name, "property": name, "note": r.comparison.properties[name].note}
+        for r in results
+        for name in r.comparison.failures
+    ]
+    statuses = [r.comparison.status for r in results]
+    return {
+        "bakeoff": "asp-mcp-bridge binding bake-off (ADR 0025)",
+        "formatVersion": 1,
+        "generatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "durationS": round(time.time() - started, 2),
+        "extension": {"identifier": EXTENSION_ID, "version": EXTENSION_VERSION},
+        "hostCommand": host_command,
+        "repeat": repeat,
+        "bindings": {b: {"p50Ms": _p50(samples[b]), "samples": len(samples[b])} for b in BINDINGS},
+        "counts": {
+            "cases": len(results),
+            "compared": statuses.count("compared"),
+            "notRun": statuses.count("not-run"),
+            "failed": statuses.count("failed"),
+        },
+        "verdict": "fail" if failures else "pass",
+        "failures": failures,
+        "properties": properties,
+        "cases": [r.comparison.to_json() for r in results],
+        "records": records,
+    }
+
+
+def _cell(run: BindingRun | None) -> str:
+    if run is None:
+        return "—"
+    if run.status != "ran":
+        return run.status
+    step = run.final
+    return _step_cell(step) if step else "—"
+
+
+def _step_cell(step: Step) -> str:
+    if step.kind == "result":
+        result = step.result if isinstance(step.result, dict) else {}
+        if "decision" in result:
+            return str(result["decision"])
+        if "applied" in result:
+            return "applied" if result["applied"] else "not applied"
+        return "result"
+    if step.kind == "cancelled":
+        reply = (step.cancellation or {}).get("hostReply") or {}
+        return f"cancelled → {reply.get('code', reply.get('kind', '?'))}"
+    code = (step.error or {}).get("code")
+    return f"{step.kind} {code}" if code is not None else step.kind
+
+
+def _case_verdict(comparison: CaseComparison) -> str:
+    if comparison.status == "not-run":
+        return f"not run: {comparison.reason}"
+    if comparison.status == "failed":
+        return f"FAILED: {comparison.reason}"
+    judged = [j for j in comparison.properties.values() if j.verdict in ("held", "failed")]
+    held = sum(1 for j in judged if j.verdict == "held")
+    text = "ok" if not comparison.failures else "FAILED: " + ", ".join(comparison.failures)
+    by_design = [
+        n for n, j in comparison.properties.items() if j.verdict == "failed" and not j.must_hold
+    ]
+    if by_design:
+        text += " (" + ", ".join(by_design) + " not preserved by design)"
+    scenario = comparison.scenario
+    if scenario and not scenario.get("met", True):
+        text += " ⚠ scenario not exercised"
+    return f"{text} — {held}/{len(judged)} held"
+
+
+def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
+    counts = report["counts"]
+    lines = [
+        "# ASP binding bake-off: native JSON-RPC stdio vs MCP extension",
+        "",
+        f"Extension `{report['extension']['identifier']}` {report['extension']['version']} · "
+        f"host `{report['hostCommand']}` · repeat {report['repeat']} · {report['generatedAt']}",
+        "",
+        f"**Verdict: {report['verdict'].upper()}** — {counts['compared']} compared, "
+        f"{counts['notRun']} not run, {counts['failed']} failed, of {counts['cases']} cases.",
+        "",
+        "| Case | Call-site | Native | MCP extension | Result |",
+        "|---|---|---|---|---|",
+    ]
+    for result in results:
+        native = (result.runs.get("native") or [None])[0]
+        mcp = (result.runs.get("mcp-extension") or [None])[0]
+        lines.append(
+            f"| {result.case.title} | {result.case.request.call_site} | {_cell(native)} | "
+            f"{_cell(mcp)} | {_case_verdict(result.comparison)} |"
+        )
+    lines += [
+        "",
+        "| Property | Verdict | Held in | Failed in | Not run in |",
+        "|---|---|---|---|---|",
+    ]
+    for name, data in report["properties"].items():
+        lines.append(
+            f"| {name} | {data['verdict']} | {len(data['held'])} | "
+            f"{', '.join(data['failed']) or 0} | {len(data['notRun'])} |"
+        )
+    lines += ["", "| Binding | p50 latency (ms) | samples |", "|---|---|---|"]
+    for binding, data in report["bindings"].items():
+        p50 = "—" if data["p50Ms"] is None else f"{data['p50Ms']:.1f}"
+        lines.append(f"| {binding} | {p50} | {data['samples']} |")
+    lines += [
+        "",
+        "Every MCP answer is labelled `gateSatisfied: false`: the extension is a non-authoritative "
+        "experiment and never satisfies a blocking gate, whatever it preserves.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write(out_dir: Path, report: dict[str, Any], results: list[CaseResult]) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "bakeoff.json"
+    md_path = out_dir / "bakeoff.md"
+    json_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md_path.write_text(render_markdown(report, results), encoding="utf-8")
+    return json_path, md_path
