@@ -181,7 +181,7 @@ async def _drain(stream: Any, sink: bytearray) -> None:
 
 @asynccontextmanager
 async def provider_host(
-    module: str, *args: str, files: dict[str, str | bytes] | None = None
+    module: str, *args: str, files: dict[str, str | bytes] | None = None, cwd: str | None = None
 ) -> AsyncIterator[ProviderHost]:
     """Spawn `python -m module *args` and yield a host bound to its pipes; kills it on the way out."""
     process = await anyio.open_process(
@@ -189,6 +189,7 @@ async def provider_host(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        cwd=cwd,
     )
     assert process.stdout is not None and process.stdin is not None
     sent: list[tuple[str | None, Any]] = []

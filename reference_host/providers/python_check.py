@@ -1,0 +1,377 @@
+"""`asp-python-check`: the built-in Python check provider, one process per host session.
+
+`python -m reference_host.providers.python_check`. Capability `check/1.0`, diagnostic source
+`python`, scopes `changeset`/`workspace` (and `{paths}` as a filtered workspace), comparisons `all`
+and `introduced`; `resolved` is answered as an `unsupported` Assessment. Content arrives only
+through `workspace/listTree` / `workspace/readBlob`, never the filesystem; paths outside the read
+grant are not requested and are reported as degraded coverage. Rules, severities and fingerprints
+live in `python_rules`.
+
+`introduced` = after-state findings whose fingerprint is absent from the before-state (computed at
+the after path, so a rename does not make old findings new); a created file's findings are all
+introduced, a deleted file has none. Unchanged files cannot introduce findings, so a `workspace`
++ `introduced` request reads only changed files. Non-Python files in scope are skipped and listed
+in an evidence message. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
+enables `python/too-many-parameters`), `disabledRules` (known codes), `maxFileBytes` (default
+2000000). Findings are cached per (blob id, settings); every blob is still read through the
+callbacks so `validAsOf.blobs` names exactly what this request read.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from asp_protocol import CHECK_CAPABILITY_VERSION
+from asp_protocol.canonical import digest
+from asp_protocol.errors import AspError, ProtocolViolation
+from reference_host.providers import PYTHON_CHECK
+from reference_host.providers.assessment import (
+    EvaluateRequest,
+    Stopwatch,
+    build_assessment,
+    coverage_part,
+    degradation,
+    parse_evaluate,
+    provider_block,
+)
+from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
+from reference_host.providers.python_rules import (
+    ALL_RULES,
+    CONFIGURATION,
+    SOURCE,
+    TOO_MANY_PARAMETERS,
+    AnalysisFailed,
+    FindingsCache,
+    bind,
+)
+from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_GLOBS = ["**/*.py", "**/*.pyi"]
+READ_BATCH = 64
+
+
+def is_python(path: str) -> bool:
+    return path.endswith(PYTHON_SUFFIXES)
+
+
+@dataclass
+class Target:
+    """One after-state path: `after` None means deleted; `before` is read only for `introduced`."""
+
+    path: str
+    after: str | None
+    before: str | None
+    before_path: str
+    changed: bool = True
+
+
+@dataclass
+class Outcome:
+    """What one evaluation found and what it could not cover."""
+
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False
+    analysed: list[str] = field(default_factory=list)
+    hits: int = 0
+
+
+class PythonCheckProvider(ProviderRuntime):
+    """The runtime with one capability: `check/evaluate` over Python files."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            provider_id=PYTHON_CHECK.id,
+            fingerprint=PYTHON_CHECK.fingerprint(),
+            capabilities={
+                "check": {
+                    "capabilityVersion": CHECK_CAPABILITY_VERSION,
+                    "diagnosticSources": [SOURCE],
+                    "scopes": ["changeset", "workspace"],
+                    "comparisons": ["all", "introduced"],
+                    "partialResults": True,
+                    "incremental": False,
+                    "unsupportedReporting": "assessment-status",
+                }
+            },
+        )
+        self.cache = FindingsCache()
+        self.capability("check/evaluate", self.evaluate)
+
+    async def evaluate(self, call: Call) -> dict[str, Any]:
+        request = parse_evaluate(call.params, protocol_version=self.session.protocol_version)
+        config = resolve_configuration(
+            request.params, CONFIGURATION, self.provider_id, CHECK_CAPABILITY_VERSION
+        )
+        return await Evaluation(self, call, request, config).run()
+
+
+class Evaluation:
+    """One `check/evaluate`: select targets, read through callbacks, analyse, compare, report."""
+
+    def __init__(
+        self,
+        provider: PythonCheckProvider,
+        call: Call,
+        request: EvaluateRequest,
+        config: EffectiveConfiguration,
+    ) -> None:
+        self.provider = provider
+        self.call = call
+        self.request = request
+        self.config = config
+        self.clock = Stopwatch()
+        self.out = Outcome()
+        settings = config.values
+        self.max_parameters: int | None = settings["verify"]["maxParameters"]
+        disabled = set(settings["disabledRules"] or ())
+        if self.max_parameters is None:
+            disabled.add(TOO_MANY_PARAMETERS)
+        self.enabled = [rule for rule in ALL_RULES if rule not in disabled]
+
+    def _assessment(
+        self, status: str, requested: dict[str, Any], covered: dict[str, Any]
+    ) -> dict[str, Any]:
+        out = self.out
+        hit = bool(out.analysed) and out.hits == len(out.analysed)
+        cache = {
+            "status": "hit" if hit else "miss",
+            "key": digest({"config": self.config.digest, "blobs": sorted(set(out.analysed))}),
+        }
+        return build_assessment(
+            status=status,
+            diagnostics=out.diagnostics,
+            requested=requested,
+            covered=covered,
+            degraded=out.degraded,
+            unsupported=out.unsupported,
+            exhaustive=status == "complete" and not out.truncated,
+            truncated=out.truncated,
+            request=self.request,
+            blobs=self.call.callbacks.blobs_read,
+            provider=provider_block(
+                self.provider.provider_id,
+                self.provider.version,
+                self.config.digest,
+                self.provider.fingerprint,
+            ),
+            timing=self.clock.timing(),
+            cache=cache,
+            evidence=out.evidence,
+        )
+
+    def _unsupported(self, requested: dict[str, Any], detail: str) -> dict[str, Any]:
+        entry = degradation(SOURCE, "unsupported", detail)
+        self.out.unsupported.append(entry)
+        self.out.degraded.append(entry)
+        covered = coverage_part(self.request.scope, [], [], self.request.comparison)
+        return self._assessment("unsupported", requested, covered)
+
+    async def run(self) -> dict[str, Any]:
+        request = self.request
+        sources = request.diagnostic_sources or [SOURCE]
+        rules = request.rules or list(self.enabled)
+        requested = coverage_part(request.scope, sources, rules, request.comparison)
+        covered_rules = [rule for rule in rules if rule in self.enabled]
+        if request.comparison == "resolved":
+            return self._unsupported(requested, "Unsupported comparison: resolved.")
+        if SOURCE not in sources:
+            return self._unsupported(
+                requested, f"This provider covers only the diagnostic source {SOURCE!r}."
+            )
+        if not covered_rules:
+            return self._unsupported(
+                requested, "None of the requested rules is provided and enabled."
+            )
+        for source in sources:
+            if source != SOURCE:
+                self.out.unsupported.append(
+                    degradation(source, "unsupported", "diagnostic source not provided")
+                )
+        for rule in rules:
+            if rule not in self.enabled:
+                why = "disabled by configuration" if rule in ALL_RULES else "unknown rule"
+                self.out.unsupported.append(
+                    degradation(SOURCE, "unsupported", f"{rule[:120]}: {why}")
+                )
+        targets = await self._targets()
+        await self._analyse(targets, set(covered_rules))
+        covered = coverage_part(request.scope, [SOURCE], covered_rules, request.comparison)
+        status = (
+            "incomplete"
+            if self.out.degraded or self.out.unsupported or self.out.truncated
+            else "complete"
+        )
+        return self._assessment(status, requested, covered)
+
+    # -- what to look at ------------------------------------------------------------------------
+
+    def _changed_targets(self) -> list[Target]:
+        targets = []
+        for change in self.request.changes:
+            if change.kind == "rename":
+                after = change.after or change.before
+                targets.append(
+                    Target(change.path, after, change.before, change.from_ or change.path)
+                )
+            else:
+                after = None if change.kind == "delete" else change.after
+                before = None if change.kind == "create" else change.before
+                targets.append(Target(change.path, after, before, change.path))
+        return targets
+
+    async def _targets(self) -> list[Target]:
+        changed = self._changed_targets()
+        scope = self.request.scope
+        if scope == "changeset" or self.request.comparison == "introduced":
+            selected = changed  # unchanged files cannot introduce a finding: no need to list them
+        else:
+            selected = await self._workspace_targets(changed)
+            if isinstance(scope, dict):
+                prefixes = [p.strip("/") for p in scope["paths"]]
+                selected = [
+                    t
+                    for t in selected
+                    if any(t.path == p or t.path.startswith(p + "/") for p in prefixes)
+                ]
+        skipped = sorted({t.path for t in selected if not is_python(t.path)})
+        if skipped:
+            self.out.evidence.append(
+                {
+                    "kind": "message",
+                    "message": f"{len(skipped)} non-Python file(s) in scope skipped; source python covers *.py and *.pyi",
+                    "data": {"skipped": skipped[:200], "count": len(skipped)},
+                }
+            )
+        return sorted((t for t in selected if is_python(t.path)), key=lambda t: t.path)
+
+    async def _workspace_targets(self, changed: list[Target]) -> list[Target]:
+        try:
+            listing = await self.call.callbacks.list_tree(
+                globs=PYTHON_GLOBS, baseline=self.request.baseline
+            )
+        except (AspError, ProtocolViolation) as error:
+            self.out.degraded.append(
+                degradation(
+                    SOURCE,
+                    "incomplete",
+                    f"workspace/listTree failed, only changed files checked: {error}",
+                )
+            )
+            return changed
+        self.out.truncated = self.out.truncated or listing.truncated
+        touched = {t.path for t in changed} | {t.before_path for t in changed}
+        unchanged = [
+            Target(e.path, e.blob_id, e.blob_id, e.path, changed=False)
+            for e in listing.entries
+            if e.kind == "file" and e.path not in touched
+        ]
+        return changed + unchanged
+
+    # -- reading and analysing -------------------------------------------------------------------
+
+    def _needs(self, target: Target) -> list[tuple[str, str]]:
+        """(path, blob) pairs this target must read; empty when nothing can be found or introduced."""
+        if target.after is None:
+            return []
+        if self.request.comparison == "all":
+            return [(target.path, target.after)]
+        if not target.changed or target.before == target.after:
+            return []
+        needed = [(target.path, target.after)]
+        if target.before is not None:
+            needed.append((target.before_path, target.before))
+        return needed
+
+    async def _read(self, targets: list[Target]) -> dict[str, bytes]:
+        grant = self.call.session.read_grant
+        wanted: list[str] = []
+        for target in list(targets):
+            needs = self._needs(target)
+            outside = [path for path, _ in needs if not grant.allows(path)]
+            if outside:
+                self.out.degraded.append(
+                    degradation(
+                        SOURCE,
+                        "incomplete",
+                        f"{target.path[:200]}: outside the read grant, not checked",
+                    )
+                )
+                targets.remove(target)
+            else:
+                wanted.extend(blob for _, blob in needs)
+        wanted = list(dict.fromkeys(wanted))
+        served: dict[str, bytes] = {}
+        for start in range(0, len(wanted), READ_BATCH):
+            batch = wanted[start : start + READ_BATCH]
+            try:
+                got, refused = await self.call.callbacks.read_each(batch)
+            except ProtocolViolation as violation:
+                got, refused = {}, {b: AspError(-32603, str(violation)) for b in batch}
+            served.update(got)
+            for blob, refusal in refused.items():
+                self.out.degraded.append(
+                    degradation(
+                        SOURCE, "incomplete", f"host refused {blob[:80]}: {refusal.message[:120]}"
+                    )
+                )
+        return served
+
+    async def _findings(self, path: str, blob: str, data: bytes) -> list[dict[str, Any]] | None:
+        if len(data) > self.config.values["maxFileBytes"]:
+            self.out.truncated = True
+            self.out.degraded.append(
+                degradation(SOURCE, "incomplete", f"{path[:200]}: larger than maxFileBytes")
+            )
+            return None
+        try:
+            raw, hit = await self.provider.cache.findings(blob, data, self.max_parameters)
+        except AnalysisFailed as failure:
+            self.out.degraded.append(
+                degradation(SOURCE, "error", f"{path[:200]}: analyser failed ({failure})")
+            )
+            return None
+        self.out.analysed.append(blob)
+        self.out.hits += int(hit)
+        return bind(raw, path)
+
+    async def _analyse(self, targets: list[Target], rules: set[str]) -> None:
+        served = await self._read(targets)
+        introduced = self.request.comparison == "introduced"
+        step = max(1, len(targets) // 10)
+        for index, target in enumerate(targets):
+            if len(targets) >= 20 and index % step == 0:
+                await self.call.progress(
+                    percentage=index * 100 // len(targets), message=f"{index}/{len(targets)} files"
+                )
+            needs = self._needs(target)
+            if not needs or any(blob not in served for _, blob in needs):
+                continue
+            after = await self._findings(target.path, needs[0][1], served[needs[0][1]])
+            if after is None:
+                continue
+            after = [d for d in after if d["code"] in rules]
+            if introduced:
+                before_fps: set[str] = set()
+                if len(needs) > 1:
+                    before = await self._findings(target.path, needs[1][1], served[needs[1][1]])
+                    if before is None:
+                        continue
+                    before_fps = {d["fingerprint"] for d in before}
+                after = [
+                    {**d, "introduced": True} for d in after if d["fingerprint"] not in before_fps
+                ]
+            self.out.diagnostics.extend(after)
+
+
+def main() -> int:
+    return run_stdio(PythonCheckProvider())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
