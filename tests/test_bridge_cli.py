@@ -1,0 +1,125 @@
+"""Configuration sources, host command resolution, `client-config` and `call` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.config import BridgeSettings, ConfigError, load_settings, resolve_host_argv
+from tests.support.mcp_helpers import REPO_ROOT, bad_host_command
+
+
+def test_default_config_file_matches_the_defaults() -> None:
+    from_file = load_settings(config_file=REPO_ROOT / "config" / "bridge.json", environ={})
+    assert from_file == BridgeSettings()
+
+
+def test_precedence_file_env_flags(tmp_path: Path) -> None:
+    config = tmp_path / "bridge.json"
+    config.write_text(json.dumps({"timeout": 5, "trace_size": 7, "log_level": "info"}))
+    settings = load_settings(
+        config_file=config,
+        environ={"ASP_BRIDGE_TIMEOUT": "9", "ASP_BRIDGE_PORT": "9001", "OTHER": "x"},
+        overrides={"timeout": 11.5, "host": None},
+    )
+    assert (settings.timeout, settings.trace_size, settings.port, settings.log_level) == (
+        11.5,
+        7,
+        9001,
+        "INFO",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"file": {"timeout": 1, "tiemout": 2}}, "'tiemout'"),
+        ({"environ": {"ASP_BRIDGE_HOSTT": "x"}}, "'ASP_BRIDGE_HOSTT'"),
+        ({"overrides": {"verbose": True}}, "'verbose'"),
+        ({"file": {"timeout": -1}}, "'timeout'"),
+        ({"file": {"transport": "carrier-pigeon"}}, "'transport'"),
+    ],
+)
+def test_bad_keys_are_errors_naming_the_key(tmp_path: Path, kwargs: dict, fragment: str) -> None:
+    config = None
+    if "file" in kwargs:
+        config = tmp_path / "c.json"
+        config.write_text(json.dumps(kwargs["file"]))
+    with pytest.raises(ConfigError) as failure:
+        load_settings(
+            config_file=config, environ=kwargs.get("environ", {}), overrides=kwargs.get("overrides")
+        )
+    assert fragment in str(failure.value)
+
+
+def test_host_command_resolution(tmp_path: Path) -> None:
+    repo = tmp_path.resolve()
+    assert resolve_host_argv("my-host --flag 'two words'", repo) == (
+        "my-host",
+        "--flag",
+        "two words",
+        "serve",
+        "--repo",
+        str(repo),
+    )
+    assert resolve_host_argv(["h", "run", "--root={repo}"], repo) == ("h", "run", f"--root={repo}")
+    default = resolve_host_argv(None, repo)
+    assert default == (sys.executable, "-m", "reference_host", "serve", "--repo", str(repo))
+    with pytest.raises(ConfigError):
+        resolve_host_argv("", repo)
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bridge", *args], capture_output=True, text=True, timeout=60, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize(
+    ("client", "top"),
+    [
+        ("claude-code", "mcpServers"),
+        ("claude-desktop", "mcpServers"),
+        ("cursor", "mcpServers"),
+        ("vscode", "servers"),
+    ],
+)
+def test_client_config_is_ready_to_paste(tmp_path: Path, client: str, top: str) -> None:
+    done = _cli("client-config", "--client", client, "--repo", str(tmp_path), "--timeout", "30")
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)[top]["asp"]
+    assert Path(entry["command"]).is_absolute() and Path(entry["command"]).exists()
+    args = entry["args"]
+    assert args[args.index("--repo") + 1] == str(tmp_path.resolve())
+    assert args[args.index("--timeout") + 1] == "30.0"
+    if client in ("vscode", "cursor", "claude-code"):
+        assert json.loads(done.stdout)[top]["asp"]["type"] == "stdio"
+
+
+def test_call_prints_labelled_text_and_json(tmp_path: Path) -> None:
+    host = bad_host_command("ok")
+    done = _cli("call", "asp_authority_status", "--repo", str(tmp_path), "--host", host)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("NON-AUTHORITATIVE")
+    done = _cli(
+        "call", "asp_status", "--repo", str(tmp_path), "--host", host, "--json", "--mode", "auto"
+    )
+    result = json.loads(done.stdout)
+    assert result["structuredContent"]["nonAuthoritative"] is True
+    assert result["_meta"]["dev.asp-mcp-bridge/asp-outer-seam"]["gateSatisfied"] is False
+
+
+def test_call_error_exit_code_and_bad_input(tmp_path: Path) -> None:
+    done = _cli(
+        "call", "asp_status", "--repo", str(tmp_path), "--host", bad_host_command("crash-mid-call")
+    )
+    assert done.returncode == 1
+    assert "reason=host-unavailable" in done.stdout
+    done = _cli("call", "asp_status", "--repo", str(tmp_path / "missing"))
+    assert done.returncode == 2 and "not a directory" in done.stderr
+    done = _cli("call", "asp_status", "--repo", str(tmp_path), "--args", "[1]")
+    assert done.returncode == 2 and "JSON object" in done.stderr
