@@ -319,3 +319,24 @@ def _diag(code: str, path: str, line: int, message: str) -> dict[str, Any]:
         },
         "fingerprint": "sha256:" + hashlib.sha256(f"{code}{path}{message}".encode()).hexdigest(),
     }
+
+
+def test_every_pyflakes_class_maps_to_the_reference_providers_code() -> None:
+    """The rule table and the ASP Python check provider agree on every pyflakes message class."""
+    import inspect
+
+    import pyflakes.messages
+
+    from bridge.migration.rules import RULE_TABLE
+    from reference_host.providers.python_rules import PYFLAKES_RULES
+
+    classes = [
+        name
+        for name, cls in inspect.getmembers(pyflakes.messages, inspect.isclass)
+        if issubclass(cls, pyflakes.messages.Message) and cls is not pyflakes.messages.Message
+    ]
+    assert classes
+    for name in classes:
+        assert name.casefold() in RULE_TABLE, f"pyflakes {name} has no rule kind"
+        kind, how = old_rule_kind(name)
+        assert how == "table" and kind == asp_rule_kind(PYFLAKES_RULES[name]), name

@@ -399,3 +399,9 @@ def map_names(names: list[str]) -> list[NameMapping]:
             seen.add(name)
             out.append(map_name(name))
     return out
+
+
+#: The names the protocol itself defines (roles, methods, tools), without our tool-surface split.
+PROTOCOL_LEGACY_NAMES: tuple[str, ...] = tuple(
+    name for name in LEGACY_NAMES if NAME_TABLE[name].kind != "legacy-tool-surface"
+)

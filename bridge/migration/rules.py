@@ -12,93 +12,95 @@ from typing import Literal
 
 RuleHow = Literal["user-map", "namespaced", "table", "message", "unmapped"]
 
-# kind -> aliases old tools use for it (pyflakes class, flake8/ruff code, pylint symbol, ...)
-_KIND_ALIASES: dict[str, tuple[str, ...]] = {
-    "syntax-error": ("SyntaxError", "E999", "syntax-error", "E0001", "invalid-syntax"),
-    "undefined-name": ("UndefinedName", "F821", "undefined-variable", "E0602"),
-    "unused-import": ("UnusedImport", "F401", "unused-import", "W0611"),
-    "redefined-unused": ("RedefinedWhileUnused", "F811", "redefined-while-unused"),
-    "unused-variable": ("UnusedVariable", "F841", "unused-variable", "W0612"),
-    "unused-annotation": ("UnusedAnnotation", "F842"),
-    "undefined-local": ("UndefinedLocal", "F823", "used-before-assignment", "E0601"),
-    "undefined-export": ("UndefinedExport", "F822", "undefined-all-variable", "E0603"),
-    "import-star-used": ("ImportStarUsed", "F403", "wildcard-import", "W0401"),
-    "import-star-usage": ("ImportStarUsage", "F405"),
-    "import-star-not-permitted": ("ImportStarNotPermitted", "F406"),
-    "import-shadowed-by-loop-var": ("ImportShadowedByLoopVar", "F402"),
-    "late-future-import": ("LateFutureImport", "F404"),
-    "future-feature-not-defined": ("FutureFeatureNotDefined", "F407"),
-    "duplicate-argument": ("DuplicateArgument", "F831", "duplicate-argument-name", "E0108"),
-    "repeated-dict-key": (
-        "MultiValueRepeatedKeyLiteral",
-        "MultiValueRepeatedKeyVariable",
-        "F601",
-        "F602",
-        "duplicate-key",
-        "W0109",
-    ),
-    "return-outside-function": (
-        "ReturnOutsideFunction",
-        "F706",
-        "return-outside-function",
-        "E0104",
-    ),
-    "yield-outside-function": ("YieldOutsideFunction", "F704", "yield-outside-function", "E0105"),
-    "continue-outside-loop": ("ContinueOutsideLoop", "F702", "not-in-loop", "E0103"),
-    "break-outside-loop": ("BreakOutsideLoop", "F701"),
-    "default-except-not-last": ("DefaultExceptNotLast", "F707", "bare-except-not-last"),
-    "two-starred-expressions": ("TwoStarredExpressions", "F622"),
-    "too-many-starred-expressions": ("TooManyExpressionsInStarredAssignment", "F621"),
-    "if-tuple": ("IfTuple", "F634"),
-    "assert-tuple": ("AssertTuple", "F631", "assert-on-tuple", "W0199"),
-    "forward-annotation-syntax-error": ("ForwardAnnotationSyntaxError", "F722"),
-    "raise-not-implemented": ("RaiseNotImplemented", "F901", "notimplemented-raised", "E0711"),
-    "invalid-print-syntax": ("InvalidPrintSyntax", "F633"),
-    "is-literal": ("IsLiteral", "F632", "literal-comparison", "R0123"),
-    "f-string-missing-placeholders": (
-        "FStringMissingPlaceholders",
+
+def _kebab(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
+
+
+# pyflakes message class -> (flake8/ruff code, other old-tool aliases). The kind of each class is
+# its kebab-cased name, the convention of the ASP Python check provider (`python/<kind>`), with
+# the one rename that provider makes (RedefinedWhileUnused -> redefined-unused).
+_PYFLAKES: dict[str, tuple[str, ...]] = {
+    "UnusedImport": ("F401", "unused-import", "W0611"),
+    "ImportShadowedByLoopVar": ("F402",),
+    "ImportStarUsed": ("F403", "wildcard-import", "W0401"),
+    "LateFutureImport": ("F404",),
+    "ImportStarUsage": ("F405",),
+    "ImportStarNotPermitted": ("F406",),
+    "FutureFeatureNotDefined": ("F407",),
+    "PercentFormatInvalidFormat": ("F501",),
+    "PercentFormatExpectedMapping": ("F502",),
+    "PercentFormatExpectedSequence": ("F503",),
+    "PercentFormatExtraNamedArguments": ("F504",),
+    "PercentFormatMissingArgument": ("F505",),
+    "PercentFormatMixedPositionalAndNamed": ("F506",),
+    "PercentFormatPositionalCountMismatch": ("F507",),
+    "PercentFormatStarRequiresSequence": ("F508",),
+    "PercentFormatUnsupportedFormatCharacter": ("F509",),
+    "StringDotFormatInvalidFormat": ("F521",),
+    "StringDotFormatExtraNamedArguments": ("F522",),
+    "StringDotFormatExtraPositionalArguments": ("F523",),
+    "StringDotFormatMissingArgument": ("F524",),
+    "StringDotFormatMixingAutomatic": ("F525",),
+    "FStringMissingPlaceholders": (
         "F541",
+        "f-string-missing-placeholders",
         "f-string-without-interpolation",
     ),
-    "t-string-missing-placeholders": ("TStringMissingPlaceholders",),
-    "doctest-syntax-error": ("DoctestSyntaxError",),
-    "string-format": (
-        "StringDotFormatExtraPositionalArguments",
-        "StringDotFormatExtraNamedArguments",
-        "StringDotFormatMissingArgument",
-        "StringDotFormatMixingAutomatic",
-        "StringDotFormatInvalidFormat",
-        "F521",
-        "F522",
-        "F523",
-        "F524",
-        "F525",
-    ),
-    "percent-format": (
-        "PercentFormatInvalidFormat",
-        "PercentFormatMixedPositionalAndNamed",
-        "PercentFormatUnsupportedFormatCharacter",
-        "PercentFormatPositionalCountMismatch",
-        "PercentFormatExtraNamedArguments",
-        "PercentFormatMissingArgument",
-        "PercentFormatExpectedMapping",
-        "PercentFormatExpectedSequence",
-        "PercentFormatStarRequiresSequence",
-        "F501",
-        "F502",
-        "F503",
-        "F504",
-        "F505",
-        "F506",
-        "F507",
-        "F508",
-        "F509",
-    ),
+    "TStringMissingPlaceholders": ("F542", "t-string-missing-placeholders"),
+    "MultiValueRepeatedKeyLiteral": ("F601", "duplicate-key", "W0109"),
+    "MultiValueRepeatedKeyVariable": ("F602",),
+    "TooManyExpressionsInStarredAssignment": ("F621",),
+    "TwoStarredExpressions": ("F622",),
+    "AssertTuple": ("F631", "assert-on-tuple", "W0199"),
+    "IsLiteral": ("F632", "literal-comparison", "R0123"),
+    "InvalidPrintSyntax": ("F633",),
+    "IfTuple": ("F634",),
+    "BreakOutsideLoop": ("F701",),
+    "ContinueOutsideLoop": ("F702", "not-in-loop", "E0103"),
+    "YieldOutsideFunction": ("F704", "yield-outside-function", "E0105"),
+    "ReturnOutsideFunction": ("F706", "return-outside-function", "E0104"),
+    "DefaultExceptNotLast": ("F707", "bare-except-not-last"),
+    "DoctestSyntaxError": ("F721",),
+    "ForwardAnnotationSyntaxError": ("F722",),
+    "RedefinedWhileUnused": ("F811", "redefined-while-unused"),
+    "UndefinedName": ("F821", "undefined-variable", "E0602"),
+    "UndefinedExport": ("F822", "undefined-all-variable", "E0603"),
+    "UndefinedLocal": ("F823", "used-before-assignment", "E0601"),
+    "UnusedIndirectAssignment": ("F824",),
+    "DuplicateArgument": ("F831", "duplicate-argument-name", "E0108"),
+    "UnusedVariable": ("F841", "unused-variable", "W0612"),
+    "UnusedAnnotation": ("F842",),
+    "RaiseNotImplemented": ("F901", "notimplemented-raised", "E0711"),
+    "EagerUseOfLazyImport": (),
+    "LazyImportStarNotPermitted": (),
+    "LazyImportNotAtModuleScope": (),
+}
+_RENAMED = {"RedefinedWhileUnused": "redefined-unused"}
+_OTHER_KINDS: dict[str, tuple[str, ...]] = {
+    "syntax-error": ("SyntaxError", "E999", "E0001", "invalid-syntax"),
+    "syntax-warning": ("SyntaxWarning",),
 }
 
-RULE_TABLE: dict[str, str] = {
-    alias.casefold(): kind for kind, aliases in _KIND_ALIASES.items() for alias in (kind, *aliases)
-}
+
+def pyflakes_kind(class_name: str) -> str:
+    """The rule kind of a pyflakes message class, as the ASP Python check provider names it."""
+    return _RENAMED.get(class_name, _kebab(class_name))
+
+
+def _build_table() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for cls, aliases in _PYFLAKES.items():
+        kind = pyflakes_kind(cls)
+        for alias in (kind, cls, *aliases):
+            table[alias.casefold()] = kind
+    for kind, aliases in _OTHER_KINDS.items():
+        for alias in (kind, *aliases):
+            table[alias.casefold()] = kind
+    return table
+
+
+RULE_TABLE: dict[str, str] = _build_table()
 
 # For old tools whose rule id says nothing (e.g. every result ruleId "pyflakes"): pyflakes' own texts.
 _MESSAGE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -114,7 +116,7 @@ _MESSAGE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"may be undefined, or defined from star imports", "import-star-usage"),
         (r"import \*' used; unable to detect undefined names", "import-star-used"),
         (r"duplicate argument ", "duplicate-argument"),
-        (r"f-string is missing placeholders", "f-string-missing-placeholders"),
+        (r"f-string is missing placeholders", "fstring-missing-placeholders"),
         (r"^(invalid syntax|syntax error|unexpected indent|expected )", "syntax-error"),
     )
 )
