@@ -12,6 +12,7 @@ gets -32016 from the endpoint.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,13 @@ from pydantic import ValidationError
 from asp_protocol.canonical import changeset_digest, request_digest
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import RequestContext
-from asp_protocol.models import CallSite, ChangeSet, DegradationReason, LifecycleState
+from asp_protocol.models import (
+    OUTER_BLOB_REF_PATTERN,
+    CallSite,
+    ChangeSet,
+    DegradationReason,
+    LifecycleState,
+)
 from reference_host.context import HostContext
 from reference_host.decision import ProviderRun, decide, degradation
 from reference_host.policy import (
@@ -39,6 +46,7 @@ from reference_host.workspace import PathError, WorkTreeState, validate_path
 log = logging.getLogger(__name__)
 
 METHOD = "host/evaluateChangeset"
+OUTER_BLOB = re.compile(OUTER_BLOB_REF_PATTERN)
 PARAM_KEYS = frozenset({"callSite", "changeset", "comparison", "timeoutMs", "basePolicyDigest"})
 
 
@@ -93,6 +101,13 @@ def parse_params(params: Any) -> EvaluateRequest:
         ) from None
     seen: set[str] = set()
     for change in model.changes:
+        for identity in (change.before, change.after):
+            if identity is not None and not OUTER_BLOB.match(identity):
+                raise AspError(
+                    ErrorCode.INVALID_CHANGESET,
+                    "blob ids must be blob:sha256:<lowercase hex> (the outer seam's blobRef)",
+                    detail=identity[:100],
+                )
         try:
             for path in (change.path, change.from_):
                 if path is not None:

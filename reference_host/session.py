@@ -201,7 +201,7 @@ class ProviderSession:
             raise SessionFailure(
                 "crashed",
                 "crashed",
-                f"provider exited during initialize{self._tail_note()}",
+                "provider exited during initialize",
                 counts=True,
             ) from exc
         except AspError as exc:
@@ -219,7 +219,11 @@ class ProviderSession:
                 f"initialize failed: code {exc.code} ({exc.fail_class})",
                 counts=True,
             ) from exc
-        self._accept_initialize(raw)
+        try:
+            self._accept_initialize(raw)
+        except SessionFailure:
+            await self.kill()
+            raise
         self.grant = narrow_read(
             self.init.requested_permissions.read
             if self.init and self.init.requested_permissions
@@ -297,9 +301,6 @@ class ProviderSession:
 
     def stderr_text(self) -> str:
         return b"".join(self.stderr_tail).decode("utf-8", "replace")[-2000:]
-
-    def _tail_note(self) -> str:
-        return ""
 
     async def evaluate(
         self,

@@ -99,8 +99,10 @@ class Supervisor:
                     f"quarantined after {QUARANTINE_AFTER} consecutive failures ({record.last_detail})",
                     counts=False,
                 )
-            if record.session is not None and record.session.alive:
+            if record.session is not None and record.session.alive and record.session.state == "active":
                 return record.session
+            if record.session is not None and record.session.alive:
+                await record.session.kill()
             if record.installed is None:
                 raise SessionFailure(
                     "missing-required-provider", "unavailable", "no trusted manifest", counts=False
