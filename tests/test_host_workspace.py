@@ -1,0 +1,80 @@
+"""Baselines, blob ids and blob resolution (DESIGN §3), read-only, on real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from asp_protocol.canonical import blob_id, digest
+from reference_host.workspace import PathError, Workspace, validate_path
+from support.gitrepo import git, make_repo, snapshot_tree, write_files
+
+
+def test_clean_tree_baseline_is_head_tree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n", "pkg/b.py": "B = 1\n"})
+    state = Workspace(repo).state()
+    assert state.baseline() == {"rev": "git:tree:" + git(repo, "rev-parse", "HEAD^{tree}").strip()}
+    assert state.dirty is None
+
+
+def test_dirty_is_digest_of_differing_paths(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "r", {"a.py": "A = 1\n", "gone.py": "G = 1\n", "same.py": "S = 1\n"}
+    )
+    write_files(repo, {"a.py": "A = 2\n", "new.py": "N = 1\n", "same.py": "S = 1\n"})
+    (repo / "gone.py").unlink()
+    (repo / ".gitignore").write_text("ignored.txt\n")
+    (repo / "ignored.txt").write_text("x")
+    before = snapshot_tree(repo)
+    state = Workspace(repo).state()
+    expected = sorted(
+        [
+            [".gitignore", blob_id(b"ignored.txt\n")],
+            ["a.py", blob_id(b"A = 2\n")],
+            ["gone.py", None],
+            ["new.py", blob_id(b"N = 1\n")],
+        ]
+    )
+    assert state.dirty == digest(expected)
+    assert snapshot_tree(repo) == before, "reading the baseline writes nothing"
+
+
+def test_blob_resolution_sources(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    write_files(repo, {"a.py": "A = 2\n"})
+    workspace = Workspace(repo)
+    state = workspace.state()
+    assert workspace.resolve(blob_id(b"A = 1\n"), ["a.py"], state.tree) == b"A = 1\n", (
+        "baseline tree"
+    )
+    assert workspace.resolve(blob_id(b"A = 2\n"), ["a.py"], state.tree) == b"A = 2\n", (
+        "hash-checked work tree"
+    )
+    assert workspace.resolve(blob_id(b"A = 3\n"), ["a.py"], state.tree) is None, "never a guess"
+    uploaded = workspace.put_blob(b"A = 3\n")
+    assert workspace.resolve(uploaded, [], state.tree) == b"A = 3\n", "uploads"
+    assert workspace.head_blob_id(state, "a.py") == blob_id(b"A = 1\n")
+    assert workspace.snapshot_index(state, with_dirty=True)["a.py"] == blob_id(b"A = 2\n")
+
+
+def test_plain_directory_baseline(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write_files(root, {"a.txt": "x", "d/b.txt": "y"})
+    state = Workspace(root).state()
+    listing = sorted([["a.txt", blob_id(b"x")], ["d/b.txt", blob_id(b"y")]])
+    assert state.baseline() == {"rev": "tree:" + digest(listing)}
+    assert state.rev.startswith("tree:sha256:")
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "/etc/passwd", "../x", "a/../b", ".git/config", "a//b", "a\\b", "C:/x"]
+)
+def test_path_validation_rejects(bad: str) -> None:
+    with pytest.raises(PathError):
+        validate_path(bad)
+
+
+def test_path_validation_accepts_normal_paths() -> None:
+    assert validate_path("src/pkg/mod.py") == "src/pkg/mod.py"
+    assert validate_path(".asp/asp.json") == ".asp/asp.json"
