@@ -3,12 +3,15 @@ results or ASP-shaped Diagnostics, as an agent's old-tool wrapper would (pyflake
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyflakes.api
+import pyflakes.checker
 import pyflakes.messages
 
 ERROR_RULES = frozenset({"UndefinedName", "SyntaxError", "UndefinedLocal", "UndefinedExport"})
@@ -54,12 +57,31 @@ class _Collect:
         raise AssertionError(f"pyflakes could not read {filename}: {msg}")
 
 
-def run_pyflakes(root: Path, paths: list[str]) -> list[OldMessage]:
-    """Run pyflakes on *paths* (relative to *root*) and return its messages in file order."""
+def run_pyflakes(root: Path, paths: list[str], *, doctests: bool = False) -> list[OldMessage]:
+    """Run pyflakes on *paths* (relative to *root*) and return its messages in file order.
+
+    `doctests=True` is pyflakes' PYFLAKES_DOCTEST mode (names used in doctests are checked too),
+    an old-tool setting the ASP Python check provider does not have.
+    """
     reporter = _Collect(root)
-    for rel in paths:
-        pyflakes.api.checkPath(str(root / rel), reporter)  # type: ignore[arg-type]
+    with warnings.catch_warnings():  # the file's own compile warnings are not pyflakes findings
+        warnings.simplefilter("ignore")
+        for rel in paths:
+            _check_one(reporter, root / rel, doctests)
     return sorted(reporter.messages, key=lambda m: (m.path, m.line, m.col, m.rule))
+
+
+def _check_one(reporter: _Collect, path: Path, doctests: bool) -> None:
+    if not doctests:
+        pyflakes.api.checkPath(str(path), reporter)  # type: ignore[arg-type]
+        return
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as exc:
+        reporter.syntaxError(str(path), exc.msg, exc.lineno or 1, exc.offset, exc.text or "")
+        return
+    for message in pyflakes.checker.Checker(tree, filename=str(path), withDoctest=True).messages:
+        reporter.flake(message)
 
 
 def sarif_results(
