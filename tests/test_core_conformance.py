@@ -21,6 +21,7 @@ from support.definitions import load_json, require_definitions, schema_errors
 from support.host_checks import (
     ASSESSMENT_REF,
     assert_degraded,
+    assert_named,
     check_envelope,
     find_degraded,
     granted_for,
@@ -50,6 +51,11 @@ SRC_EDIT = {"src/app.py": "def add(a, b):\n    return a + b + 0\n"}
 
 def who(provider: str) -> set[str]:
     return {REQ, provider}
+
+
+def named(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
+    """The degraded entry naming *provider* as source and `fake-check` as requirement."""
+    return assert_named(result, reason, provider, REQ)
 
 
 @pytest.fixture(scope="module")
@@ -143,11 +149,15 @@ def test_core_host_capabilities(pool: HostPool) -> None:
 # -- CORE-HOST-EVALUATE ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["allow", "deny", "indeterminate"])
+@pytest.mark.parametrize("case", ["allow", "deny", "indeterminate", "builtin-default-policy"])
 def test_core_host_evaluate(pool: HostPool, case: str) -> None:
-    {"allow": _evaluate_allow, "deny": _evaluate_deny, "indeterminate": _evaluate_indeterminate}[
-        case
-    ](pool)
+    cases = {
+        "allow": _evaluate_allow,
+        "deny": _evaluate_deny,
+        "indeterminate": _evaluate_indeterminate,
+        "builtin-default-policy": _evaluate_builtin_default_policy,
+    }
+    cases[case](pool)
 
 
 def _evaluate_allow(pool: HostPool) -> None:
@@ -171,7 +181,7 @@ def _evaluate_allow(pool: HostPool) -> None:
 def _evaluate_deny(pool: HostPool) -> None:
     result = evaluate_edit(pool, FINDING, files={"src/core_deny.py": "x = 1\n"})
     assert result["decision"] == "deny"
-    assert_degraded(result, "blocking-diagnostic", who("fake-finding"))
+    named(result, "blocking-diagnostic", "fake-finding")
     assert mentions(result["coverage"]["ran"], REQ)
     gating = [f for f in result["findings"] if f["disposition"] == "gating"]
     assert len(gating) == 1
@@ -188,6 +198,22 @@ def _evaluate_indeterminate(pool: HostPool) -> None:
     assert reasons(result) & {"missing-required-provider", "missing"}
     assert result["coverage"]["ran"] == []
     assert result["authorityEvidence"] == [] or not granted_for(result, REQ)
+
+
+def _evaluate_builtin_default_policy(pool: HostPool) -> None:
+    """No `.asp/asp.json`: the built-in policy requires the real asp-python-check everywhere."""
+    hut = pool.get(HostConfig(with_policy=False))
+    status = hut.status()
+    assert status["policy"]["source"] != ".asp/asp.json"
+    assert server(status, "asp-python-check")["enrollmentState"] == "enrolled"
+    bad = hut.evaluate("gate", hut.changeset({"src/builtin_bad.py": "print(undefined_name)\n"}))
+    assert bad["decision"] == "deny"
+    codes = {f["diagnostic"]["code"] for f in bad["findings"] if f["disposition"] == "gating"}
+    assert "python/undefined-name" in codes, bad["findings"]
+    assert {f["diagnostic"]["source"] for f in bad["findings"]} == {"asp-python-check"}
+    good = hut.evaluate("gate", hut.changeset({"src/builtin_bad.py": "print('fine')\n"}))
+    assert good["decision"] == "allow", good["coverage"]
+    assert mentions(good["coverage"]["ran"], "python-check")
 
 
 # -- CORE-CHECK-ASSESSMENT -------------------------------------------------------------------
@@ -283,7 +309,7 @@ def test_core_provider_forbidden_fields(pool: HostPool, where: str) -> None:
 
     result = evaluate_edit(pool, one_provider(behavior))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "malformed", who(f"fake-{behavior}"))
+    named(result, "malformed", f"fake-{behavior}")
     assert not mentions(result["coverage"]["ran"], REQ)
 
 
@@ -293,7 +319,7 @@ def test_core_provider_forbidden_fields(pool: HostPool, where: str) -> None:
 def test_core_stale_valid_as_of(pool: HostPool) -> None:
     result = evaluate_edit(pool, one_provider("stale-baseline"))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "stale", who("fake-stale-baseline"))
+    named(result, "stale", "fake-stale-baseline")
     assert not mentions(result["coverage"]["ran"], REQ)
     assert not granted_for(result, REQ) or result["decision"] != "allow"
 
@@ -325,7 +351,7 @@ def test_core_missing_authority(pool: HostPool) -> None:
     hut = pool.get(config)
     result = hut.evaluate("gate", hut.changeset({"src/core_authority.py": "A = 1\n"}))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "missing-authority", who("fake-clean"))
+    named(result, "missing-authority", "fake-clean")
     assert not granted_for(result, REQ)
     evidence = server(hut.authority_status(), "fake-clean", "providers")["authorityEvidence"]
     assert evidence["authority"]["granted"] is False
@@ -338,7 +364,7 @@ def test_core_insufficient_assurance(pool: HostPool) -> None:
     advisory = one_provider("clean", req_assurance=("gated",))
     result = evaluate_edit(pool, advisory)
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "insufficient-assurance", who("fake-clean"))
+    named(result, "insufficient-assurance", "fake-clean")
     assert result["assurance"]["mode"] == "advisory", "achieved assurance is reported honestly"
 
     gated = one_provider("clean", req_assurance=("gated",), assurance="gated")
@@ -356,10 +382,10 @@ def test_core_provider_quarantined(pool: HostPool) -> None:
     for _ in range(3):
         result = hut.evaluate("gate", changeset)
         assert result["decision"] == "indeterminate"
-        assert_degraded(result, "crashed", who("fake-crash-evaluate"))
+        named(result, "crashed", "fake-crash-evaluate")
     result = hut.evaluate("gate", changeset)
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "quarantined", who("fake-crash-evaluate"))
+    named(result, "quarantined", "fake-crash-evaluate")
     entry = server(hut.status(), "fake-crash-evaluate")
     assert "quarantined" in (entry["state"], entry["lifecycleState"], entry["enrollmentState"]), (
         entry
@@ -378,7 +404,7 @@ def test_core_provider_skewed(pool: HostPool, fake: Fake) -> None:
     config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
     result = evaluate_edit(pool, config)
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "skewed", who(fake.pid))
+    named(result, "skewed", fake.pid)
 
 
 # -- CORE-HOST-INITIALIZE-CONTRACT-REFUSAL ---------------------------------------------------
@@ -388,7 +414,7 @@ def test_core_host_initialize_contract_refusal(pool: HostPool) -> None:
     hut = pool.get(one_provider("version-refusal"))
     result = hut.evaluate("gate", hut.changeset({"src/core_refusal.py": "R = 1\n"}))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "skewed", who("fake-version-refusal"))
+    named(result, "skewed", "fake-version-refusal")
     assert "fake-version-refusal" not in provenance_ids(result), (
         "no initialized provider provenance"
     )
@@ -411,9 +437,9 @@ def test_core_provider_fail_open(pool: HostPool, behavior: str, specific: str | 
     hut = pool.get(config, fresh=True)
     interactive = hut.evaluate("interactive", hut.changeset({"src/core_fail_open.py": "F = 1\n"}))
     assert interactive["decision"] == "indeterminate", "fail-open health is still not allow"
-    assert_degraded(interactive, "fail-open", who(f"fake-{behavior}"))
+    named(interactive, "fail-open", f"fake-{behavior}")
     if specific:
-        assert_degraded(interactive, specific, who(f"fake-{behavior}"))
+        named(interactive, specific, f"fake-{behavior}")
     gate = hut.evaluate("gate", hut.changeset({"src/core_fail_open.py": "F = 2\n"}))
     assert gate["decision"] == "indeterminate"
     assert "fail-open" not in reasons(gate), "the gate call-site fails closed"
@@ -425,7 +451,7 @@ def test_core_provider_fail_open(pool: HostPool, behavior: str, specific: str | 
 def test_core_malformed_required_provider(pool: HostPool) -> None:
     result = evaluate_edit(pool, one_provider("malformed"))
     assert result["decision"] == "indeterminate"
-    entry = assert_degraded(result, "malformed", who("fake-malformed"))
+    entry = named(result, "malformed", "fake-malformed")
     assert entry.get("capability", "check") == "check"
     assert not mentions(result["coverage"]["ran"], REQ)
     assert result["findings"] == []

@@ -23,6 +23,7 @@ from asp_protocol.canonical import blob_id
 from support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
+    assert_named,
     find_degraded,
     granted_for,
     mentions,
@@ -39,6 +40,11 @@ OPT = "optional-check"
 
 def who(provider: str) -> set[str]:
     return {REQ, provider}
+
+
+def named(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
+    """The degraded entry naming *provider* as source and `fake-check` as requirement."""
+    return assert_named(result, reason, provider, REQ)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +70,7 @@ def gate_eval(pool: HostPool, config: HostConfig, path: str, **kw: Any) -> dict[
 def assert_blocked(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
     """Non-allow, the reason visible for that requirement/provider, and it did not count as ran."""
     assert result["decision"] == "indeterminate", result["decision"]
-    entry = assert_degraded(result, reason, who(provider))
+    entry = named(result, reason, provider)
     assert not mentions(result["coverage"]["ran"], REQ), result["coverage"]
     return entry
 
@@ -295,7 +301,7 @@ def test_hostile_missing_authority(pool: HostPool) -> None:
     hut = pool.get(config)
     result = hut.evaluate("gate", hut.changeset({"src/h_authority.py": "A = 1\n"}))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "missing-authority", who("fake-clean"))
+    named(result, "missing-authority", "fake-clean")
     assert not granted_for(result, REQ)
     authority = hut.authority_status()
     assert authority["policyActivation"] == "base-active"
@@ -310,7 +316,7 @@ def test_hostile_insufficient_assurance(pool: HostPool) -> None:
     hut = pool.get(one_provider("clean", req_assurance=("gated",)))
     result = hut.evaluate("gate", hut.changeset({"src/h_assurance.py": "G = 1\n"}))
     assert result["decision"] == "indeterminate"
-    assert_degraded(result, "insufficient-assurance", who("fake-clean"))
+    named(result, "insufficient-assurance", "fake-clean")
     assert result["assurance"]["mode"] == "advisory"
     assert result["receipt"]["assurance"]["mode"] == "advisory"
 
@@ -352,7 +358,7 @@ def test_hostile_direct_write_risk(pool: HostPool, fake: Fake) -> None:
     config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
     result = gate_eval(pool, config, "src/h_write.py")
     assert result["decision"] == "deny"
-    assert_degraded(result, "direct-write-risk", who(fake.pid))
+    named(result, "direct-write-risk", fake.pid)
     assert result["assurance"]["mode"] in ("advisory", "gated")
 
 

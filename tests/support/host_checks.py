@@ -58,6 +58,29 @@ def assert_degraded(
     return found[0]
 
 
+LIFECYCLE_REASONS = frozenset({"crashed", "timed-out", "quarantined", "skewed", "unavailable"})
+
+
+def assert_named(
+    result: dict[str, Any], reason: str, provider: str, requirement: str
+) -> dict[str, Any]:
+    """A degraded entry for exactly this provider (`source`) and requirement, with lifecycle info."""
+    found = [
+        entry
+        for entry in result["coverage"]["degraded"]
+        if entry["reason"] == reason
+        and entry["source"] == provider
+        and entry.get("requirement") == requirement
+    ]
+    assert found, f"no degraded {reason!r} from {provider} for {requirement}: {result['coverage']}"
+    entry = found[0]
+    assert entry["detail"]
+    if reason in LIFECYCLE_REASONS:
+        assert entry.get("capability") == "check", entry
+        assert entry.get("providerState"), f"lifecycle degradation without providerState: {entry}"
+    return entry
+
+
 def mentions(entries: list[str], req: str) -> bool:
     """Coverage lists name requirements either bare or as `<provider>/<requirement>`."""
     return any(entry == req or entry.endswith("/" + req) for entry in entries)
