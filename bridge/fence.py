@@ -56,7 +56,9 @@ def fence(body: str, *, label: str, total_limit: int) -> str:
 
 def fence_json(value: Any, *, label: str, string_limit: int, total_limit: int) -> str:
     """Fence a JSON value rendered compactly after capping its strings."""
-    rendered = json.dumps(cap_strings(value, string_limit), ensure_ascii=True, indent=1)
+    rendered = json.dumps(
+        cap_strings(value, string_limit), ensure_ascii=True, separators=(", ", ": ")
+    )
     return fence(rendered, label=label, total_limit=total_limit)
 
 

@@ -29,9 +29,9 @@ class BridgeRuntime:
     def host_identity(self) -> dict[str, Any]:
         """Configured command plus what the host said about itself (name/version) — for labels."""
         info: dict[str, Any] = {"command": list(self.client.settings.argv)}
-        debug = self.client.debug_info()
-        if debug["pid"] is not None:
-            info["pid"] = debug["pid"]
+        pid = self.client.pid
+        if pid is not None:
+            info["pid"] = pid
         info.update(self.client.identity)
         return info
 

@@ -119,6 +119,12 @@ class HostClient:
             await self._ensure_instance()
 
     @property
+    def pid(self) -> int | None:
+        """The running host's pid, None when no host process is up."""
+        instance = self._instance
+        return instance.pid if instance is not None and instance.alive else None
+
+    @property
     def state(self) -> HostState:
         if self._closed:
             return "closed"

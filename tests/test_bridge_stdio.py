@@ -39,16 +39,15 @@ async def test_stdio_bad_host_round_trip(tmp_path: Path, mode: str) -> None:
 
     with anyio.fail_after(30):
         async with Client(params, mode=mode, read_timeout_seconds=20) as client:
-            names = sorted(tool.name for tool in (await client.list_tools()).tools)
-            assert names == sorted(
-                [
-                    "asp_status",
-                    "asp_capabilities",
-                    "asp_authority_status",
-                    "asp_debug_host",
-                    "asp_debug_trace",
-                ]
-            )
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            core = {
+                "asp_status",
+                "asp_capabilities",
+                "asp_authority_status",
+                "asp_debug_host",
+                "asp_debug_trace",
+            }
+            assert core <= names  # later work may add tools; the five core tools are always there
             result = await client.call_tool("asp_status", {}, progress_callback=on_progress)
             envelope = assert_labelled(result, is_error=False)
             assert envelope["hostResult"]["workspace"]["root"] == str(tmp_path.resolve())
