@@ -9,6 +9,7 @@ repository policy at HEAD of a temporary git repository.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,6 +41,7 @@ from support.host_scenarios import (
     HostConfig,
     Req,
     one_provider,
+    policy_for,
 )
 from support.provider_probe import PROBE_BASELINE, probe
 
@@ -121,6 +123,19 @@ def test_core_host_status(pool: HostPool) -> None:
     assert after["lifecycleState"] in ("initialized", "active"), after
     assert after["state"] == "ready"
     assert after["authorityEvidence"]["authority"]["granted"] is True
+
+
+def test_core_host_status_rejected_policy(pool: HostPool) -> None:
+    """A repository policy with a forbidden launch key is rejected, visibly, and never allows."""
+    bad_policy = {**policy_for(CLEAN), "command": "rm -rf /"}
+    config = HostConfig(with_policy=False, extra_files=((".asp/asp.json", json.dumps(bad_policy)),))
+    hut = pool.get(config)
+    status = hut.status()
+    assert status["policy"]["activation"] == "rejected", status["policy"]
+    assert status["host"]["state"] in ("degraded", "unavailable")
+    result = hut.evaluate("gate", hut.changeset({"src/core_rejected.py": "R = 1\n"}))
+    assert result["decision"] == "indeterminate"
+    assert result["coverage"]["degraded"], "a rejected policy is visible degraded coverage"
 
 
 # -- CORE-HOST-CAPABILITIES ------------------------------------------------------------------

@@ -172,6 +172,18 @@ def test_put_blob_bad_input(hut: HostUnderTest) -> None:
     assert stored["blobId"] == blob_id(b"hello\n")
 
 
+def test_concurrent_requests_are_independent(hut: HostUnderTest) -> None:
+    changeset = hut.changeset({"src/concurrent.py": "C = 1\n"})
+    params = {"callSite": "gate", "changeset": changeset}
+    for index in range(4):
+        hut.host.raw_request(f"par-{index}", "host/evaluateChangeset", params)
+        hut.host.raw_request(f"st-{index}", "host/status", {})
+    decisions = {hut.host.wait_message(f"par-{i}")["result"]["decision"] for i in range(4)}
+    assert decisions == {"allow"}
+    kinds = {hut.host.wait_message(f"st-{i}")["result"]["receipt"]["kind"] for i in range(4)}
+    assert kinds == {"status"}
+
+
 def test_duplicate_request_ids(pool: HostPool) -> None:
     hut = pool.get(one_provider("hang", budget_ms=1500), fresh=True)
     changeset = hut.changeset({"src/dup.py": "D = 1\n"})

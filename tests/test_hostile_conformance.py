@@ -116,42 +116,75 @@ def test_hostile_forged_host_fields(pool: HostPool, behavior: str) -> None:
 def test_hostile_stale_assessment(pool: HostPool, behavior: str) -> None:
     result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py")
     assert result["decision"] == "indeterminate"
-    stale = find_degraded(result, "stale", who(f"fake-{behavior}"))
+    stale = find_degraded(result, "stale", {f"fake-{behavior}"})
     if behavior == "unread-blob":
-        stale = stale or find_degraded(result, "malformed", who(f"fake-{behavior}"))
+        stale = stale or find_degraded(result, "malformed", {f"fake-{behavior}"})
     assert stale, result["coverage"]
+    assert stale[0].get("requirement") == REQ
     assert not mentions(result["coverage"]["ran"], REQ)
 
 
-def test_hostile_stale_assessment_candidate_side(pool: HostPool) -> None:
-    """Stale candidate input: a baseline the host never issued, and a fabricated blob."""
+@pytest.mark.parametrize("case", ["unknown-rev", "old-dirty", "fabricated-blob", "current-dirty"])
+def test_hostile_stale_assessment_candidate_side(pool: HostPool, case: str) -> None:
+    """Stale candidate input (host freshness): only `{rev}` or the current `{rev, dirty}` is fresh."""
     hut = pool.get(one_provider("clean"))
-    changes = hut.edit({"src/h_stale_candidate.py": "S = 1\n"})
-    stale = hut.evaluate("gate", {"baseline": {"rev": "git:tree:" + "0" * 40}, "changes": changes})
-    assert stale["decision"] == "indeterminate"
-    assert_degraded(stale, "stale-baseline")
-
-    fabricated = blob_id(b"content that exists nowhere\n")
-    change = {"path": "src/h_fabricated.py", "kind": "create", "after": fabricated}
-    result = hut.evaluate("gate", {"baseline": hut.baseline(), "changes": [change]})
+    changes = hut.edit({f"src/h_candidate_{case}.py": f"S = {len(case)}\n"})
+    if case == "unknown-rev":
+        changeset = {"baseline": {"rev": "git:tree:" + "0" * 40}, "changes": changes}
+    elif case == "old-dirty":
+        changeset = {
+            "baseline": {**hut.baseline(), "dirty": "sha256:" + "0" * 64},
+            "changes": changes,
+        }
+    elif case == "current-dirty":
+        # relative to the dirty work tree: before = the edited file, after = an uploaded blob
+        current = hut.status()["workspace"]["baseline"]
+        assert "dirty" in current
+        uploaded = hut.call("host/putBlob", {"bytes": "S = 0\n", "encoding": "utf-8"})["blobId"]
+        change = {**changes[0], "kind": "modify", "before": changes[0]["after"], "after": uploaded}
+        changeset = {
+            "baseline": {"rev": current["rev"], "dirty": current["dirty"]},
+            "changes": [change],
+        }
+    else:
+        fabricated = blob_id(b"content that exists nowhere\n")
+        change = {"path": "src/h_fabricated.py", "kind": "create", "after": fabricated}
+        changeset = {"baseline": hut.baseline(), "changes": [change]}
+    result = hut.evaluate("gate", changeset)
+    if case == "current-dirty":
+        assert result["decision"] == "allow", "the full current snapshot is a fresh baseline"
+        return
     assert result["decision"] == "indeterminate"
     entry = assert_degraded(result, "stale-baseline")
-    assert entry["detail"].startswith("blob_unavailable:"), entry
+    if case == "fabricated-blob":
+        assert entry["detail"].startswith("blob_unavailable:"), entry
 
 
 # -- HOSTILE-MISSING-REQUIRED-PROVIDER -------------------------------------------------------
 
 
-def test_hostile_missing_required_provider(pool: HostPool) -> None:
-    config = one_provider("clean", id="fake-absent", installed=False)
+@pytest.mark.parametrize(
+    "fake",
+    [
+        Fake("clean", id="fake-absent", installed=False),
+        Fake("clean", id="fake-relative-bin", bin="python3"),
+        Fake("clean", id="fake-claims-trust", manifest_extra=(("trusted", True),)),
+    ],
+    ids=["not-installed", "relative-bin", "host-rejected-field"],
+)
+def test_hostile_missing_required_provider(pool: HostPool, fake: Fake) -> None:
+    config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
     hut = pool.get(config)
     result = hut.evaluate("gate", hut.changeset({"src/h_missing.py": "M = 1\n"}))
     assert result["decision"] == "indeterminate"
     assert mentions(result["coverage"]["required"], REQ)
     assert result["coverage"]["ran"] == []
-    assert reasons(result) & {"missing-required-provider", "missing"}
+    degraded = result["coverage"]["degraded"]
+    assert any(e.get("requirement") == REQ or e["source"] == fake.pid for e in degraded), degraded
+    if not fake.tampered:
+        assert reasons(result) & {"missing-required-provider", "missing"}
     assert result["receipt"]["failures"], "receipt failures carry the gap"
-    assert "fake-absent" not in provenance_ids(result)
+    assert fake.pid not in provenance_ids(result), "a provider that never ran has no provenance"
     assert not granted_for(result, REQ)
 
 
@@ -262,6 +295,12 @@ def test_hostile_slow_provider_timeout(pool: HostPool) -> None:
     assert time.monotonic() - started < 15, "the budget bounds the evaluation"
     entry = assert_blocked(result, "timed-out", "fake-hang")
     assert entry.get("providerState", "timed-out") in ("timed-out", "degraded", "crashed", "exited")
+
+    budget = pool.get(one_provider("hang", id="fake-hang-param-budget"), fresh=True)
+    started = time.monotonic()
+    result = budget.evaluate("gate", budget.changeset({"src/h_t2.py": "T = 2\n"}), timeoutMs=800)
+    assert time.monotonic() - started < 6, "params.timeoutMs below the policy budget applies"
+    assert_blocked(result, "timed-out", "fake-hang-param-budget")
 
     slow = gate_eval(pool, one_provider("slow-progress"), "src/h_slow.py")
     assert slow["decision"] == "allow", "progress then a clean final result within budget"

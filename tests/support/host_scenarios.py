@@ -55,6 +55,13 @@ class Fake:
     capabilities: tuple[str, ...] = ("check",)
     write_paths: tuple[str, ...] = ()
     installed: bool = True
+    bin: str | None = None
+    manifest_extra: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def tampered(self) -> bool:
+        """A deliberately bad manifest (relative bin, host-rejected fields): not schema-checked."""
+        return self.bin is not None or bool(self.manifest_extra)
 
     @property
     def pid(self) -> str:
@@ -135,7 +142,11 @@ def manifest_for(fake: Fake) -> dict[str, Any]:
         "protocolVersions": list(fake.manifest_protocols),
         "capabilities": list(fake.capabilities),
         "capabilityProfiles": [PROFILE],
-        "entrypoint": {"transport": "stdio", "bin": sys.executable, "args": fake.argv()},
+        "entrypoint": {
+            "transport": "stdio",
+            "bin": fake.bin or sys.executable,
+            "args": fake.argv(),
+        },
         "artifact": {"fingerprint": fake_fingerprint()},
         "provenance": {
             "publisher": PUBLISHER,
@@ -149,6 +160,7 @@ def manifest_for(fake: Fake) -> dict[str, Any]:
             "environment": {"inherit": False, "variables": ["ASP_SESSION_ID", "PATH"]},
             "dataClasses": ["source-code"],
         },
+        **dict(fake.manifest_extra),
     }
 
 
@@ -217,7 +229,8 @@ def prepare(root: Path, config: HostConfig) -> tuple[Path, Path, dict[str, Any] 
         if not fake.installed:
             continue
         manifest = manifest_for(fake)
-        validate_if_possible(manifest, "server-manifest.schema.json")
+        if not fake.tampered:
+            validate_if_possible(manifest, "server-manifest.schema.json")
         (trusted / fake.pid).mkdir()
         (trusted / fake.pid / "asp-server.json").write_text(json.dumps(manifest, indent=2))
     files: dict[str, str | bytes] = {**DEFAULT_FILES, **dict(config.extra_files)}
