@@ -112,15 +112,18 @@ async def native_status(peer: RawPeer) -> None:
 
 async def bridge_status(peer: RawPeer) -> None:
     result = await peer.request("tools/call", {"name": "asp_status", "arguments": {}})
-    assert result["structuredContent"]["nonAuthoritative"] is True and not result.get("isError")
+    envelope = result["structuredContent"]
+    if result.get("isError") or envelope["nonAuthoritative"] is not True:
+        raise RuntimeError(f"bridged call failed: {json.dumps(envelope.get('error'))[:500]}")
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     repo = Path(args.repo).resolve()
     if args.host == "bad":
-        host_argv = [sys.executable, str(BAD_HOST), "ok", "serve", "--repo", str(repo)]
+        base = [sys.executable, str(BAD_HOST), "ok"]
     else:
-        host_argv = [sys.executable, "-m", "reference_host", "serve", "--repo", str(repo)]
+        base = [sys.executable, "-m", "reference_host"]
+    host_argv = [*base, "serve", "--repo", str(repo)]  # what the bridge appends to a bare command
     bridge_argv = [
         sys.executable,
         "-m",
@@ -129,7 +132,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         "--repo",
         str(repo),
         "--host",
-        shlex.join(host_argv),
+        shlex.join(base),
     ]
     rows = []
     for label, argv, call in (
