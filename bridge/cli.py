@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(serve)
     serve.add_argument("--transport", choices=("stdio", "streamable-http"))
     serve.add_argument("--port", type=int, help="port for streamable HTTP (default 8000)")
+    serve.add_argument(
+        "--extension",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="offer the experimental extension dev.asp-mcp-bridge/asp-outer-seam (default: on)",
+    )
     call = commands.add_parser("call", help="call one tool through a freshly spawned bridge")
     call.add_argument("tool", help="tool name, e.g. asp_status")
     call.add_argument("--args", default="{}", help="tool arguments as a JSON object")
@@ -56,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--client", choices=CLIENTS, required=True)
     _common(config)
+    from bridge.ext.bakeoff import command as bakeoff_command
+
+    bakeoff_command.add_parser(commands)
     return parser
 
 
@@ -79,7 +88,14 @@ def serve(args: argparse.Namespace) -> int:
     )
     from bridge.server import create_server
 
-    server = create_server(settings)
+    extensions: list[Any] = []
+    middleware: list[Any] = []
+    if args.extension:
+        from bridge.ext.extension import build as build_extension
+
+        extension, middleware = build_extension()
+        extensions.append(extension)
+    server = create_server(settings, extensions=extensions, middleware=middleware)
     if settings.transport == "stdio":
         server.run("stdio")
     else:
@@ -167,7 +183,14 @@ def client_config(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", message=".*SEP-2577.*")
     args = build_parser().parse_args(argv)
-    handlers = {"serve": serve, "call": call, "client-config": client_config}
+    from bridge.ext.bakeoff import command as bakeoff_command
+
+    handlers = {
+        "serve": serve,
+        "call": call,
+        "client-config": client_config,
+        "bakeoff": bakeoff_command.run,
+    }
     try:
         code = handlers[args.command](args)
     except ConfigError as exc:

@@ -96,7 +96,7 @@ def all_cases() -> tuple[Case, ...]:
             extra_args=("--hang-seconds", "60"),
             expect=Expectation(error_code=-32016),
             request=RequestSpec(EVALUATE, "gate", action="cancel"),
-            properties=("call-site", "cancellation", "gate-unsatisfiable"),
+            properties=("cancellation", "gate-unsatisfiable"),
         ),
         _single(
             "unsupported-capability",
@@ -127,6 +127,7 @@ def all_cases() -> tuple[Case, ...]:
             extra_args=("--hang-seconds", "60"),
             budgets={"interactiveMs": 800, "gateMs": 800, "sweepMs": 800},
             expect=Expectation(decision="indeterminate", degraded=("timed-out",)),
+            request=RequestSpec(EVALUATE, "gate", warm=False),
         ),
         _single(
             "insufficient-assurance",

@@ -137,7 +137,7 @@ def _equal(name: str, native: Any, mcp: Any) -> PropertyJudgement:
 def _gate_unsatisfiable(mcp_run: BindingRun) -> PropertyJudgement:
     """Every labelled MCP answer says authoritative:false and gateSatisfied:false."""
     seen = []
-    for step in mcp_run.steps:
+    for step in [*mcp_run.setup, *mcp_run.steps, *([mcp_run.warm] if mcp_run.warm else [])]:
         if step.envelope is None:
             continue
         authority = _dict(step.envelope.get("authority"))
@@ -283,8 +283,12 @@ def _judge(
     if name == "receipt-kind":
         return _equal(name, n["receiptKind"], m["receiptKind"])
     if name == "cancellation":
+        # The bridge's trace records the kind of the host's late answer (not its code), so the
+        # terminal kinds are compared; the native code is kept in the record.
         nc, mc = _dict(n["cancellation"]), _dict(m["cancellation"])
-        judgement = _equal(name, nc.get("hostReply"), mc.get("hostReply"))
+        judgement = _equal(
+            name, _dict(nc.get("hostReply")).get("kind"), _dict(mc.get("hostReply")).get("kind")
+        )
         if not (nc.get("sent") and mc.get("sent")):
             judgement = PropertyJudgement("failed", nc, mc, "a binding did not deliver the cancel")
         else:

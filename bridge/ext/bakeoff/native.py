@@ -152,6 +152,7 @@ async def _drive(
     host: _NativeHost, prepared: PreparedCase, run: BindingRun, timeout: float
 ) -> None:
     status = await host.call("host/status", None, timeout)
+    run.setup.append(status)
     if status.kind != "result":
         run.status, run.reason = "failed", f"host/status failed: {status.error}"
         return
@@ -159,7 +160,10 @@ async def _drive(
     action = prepared.case.request.action
     call: Callable[[str, Any], Awaitable[Step]] = lambda m, p: host.call(m, p, timeout)  # noqa: E731
     if action == "call":
-        run.steps.append(await call(prepared.case.request.method, plan.evaluate_params(prepared)))
+        request = prepared.case.request
+        run.steps.append(await call(request.method, plan.evaluate_params(prepared)))
+        if request.warm:
+            run.warm = await call(request.method, plan.evaluate_params(prepared))
     elif action == "fast-path":
         run.steps.append(await call("check/evaluate", plan.fast_path_params(prepared)))
     elif action == "cancel":

@@ -119,6 +119,8 @@ class BindingRun:
     status: RunStatus = "ran"
     reason: str | None = None
     steps: list[Step] = field(default_factory=list)
+    setup: list[Step] = field(default_factory=list)  # warm-up calls (status), label-checked too
+    warm: Step | None = None  # the same request again on the warm host (latency only)
     host: dict[str, Any] | None = None
     workspace_unchanged: bool = True
     stderr_tail: str = ""
@@ -130,6 +132,8 @@ class BindingRun:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["steps"] = [s.to_json() for s in self.steps]
+        data["setup"] = [s.to_json() for s in self.setup]
+        data["warm"] = self.warm.to_json() if self.warm else None
         data["workspaceUnchanged"] = data.pop("workspace_unchanged")
         data["stderrTail"] = data.pop("stderr_tail")[-2000:]
         return data

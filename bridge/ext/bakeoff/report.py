@@ -30,26 +30,33 @@ def _p50(samples: list[float]) -> float | None:
     return round(statistics.median(samples), 3) if samples else None
 
 
-def _latencies(case: Case, runs: list[BindingRun]) -> list[float]:
-    """Final-step latencies; a cancellation's latency is the cancel delay, so it is left out."""
-    if case.request.action == "cancel":
+def _latencies(result: CaseResult, runs: list[BindingRun], *, warm: bool) -> list[float]:
+    """Latencies of requests both bindings carried to the host (evaluate cases that compared).
+
+    Cold = the first request (the host launches the provider); warm = the same request again.
+    Cancellation, fast-path, refusals and not-run cases measure nothing comparable.
+    """
+    if result.case.request.action != "call" or result.comparison.status != "compared":
         return []
-    return [r.final.latency_ms for r in runs if r.status == "ran" and r.final is not None]
+    steps = [r.warm if warm else r.final for r in runs if r.status == "ran"]
+    return [s.latency_ms for s in steps if s is not None]
 
 
 def property_verdicts(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
     names = [*PROPERTIES, "binding-ran"]
     verdicts: dict[str, dict[str, Any]] = {}
     for name in names:
-        held, failed, not_run = [], [], []
+        held: list[str] = []
+        failed: list[str] = []
+        not_run: list[str] = []
+        not_applicable: list[str] = []
         for result in results:
             judgement = result.comparison.properties.get(name)
             if judgement is None:
                 continue
-            {"held": held, "failed": failed}.get(judgement.verdict, not_run).append(
-                result.case.name
-            )
-        if not (held or failed or not_run):
+            buckets = {"held": held, "failed": failed, "n/a": not_applicable}
+            buckets.get(judgement.verdict, not_run).append(result.case.name)
+        if not (held or failed or not_run or not_applicable):
             continue
         must = name in MUST_HOLD or name == "binding-ran"
         if failed:
@@ -64,20 +71,24 @@ def property_verdicts(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
             "held": held,
             "failed": failed,
             "notRun": not_run,
+            "notApplicable": not_applicable,
         }
     return verdicts
 
 
 def build_report(
-    results: list[CaseResult], *, host_command: str, repeat: int, started: float
+    results: list[CaseResult], *, host_command: str, repeat: int, started: float, jobs: int = 1
 ) -> dict[str, Any]:
     records = []
     samples: dict[str, list[float]] = {b: [] for b in BINDINGS}
+    warm_samples: dict[str, list[float]] = {b: [] for b in BINDINGS}
     for result in results:
         for binding in BINDINGS:
             runs = result.runs.get(binding, [])
-            lat = _latencies(result.case, runs)
+            lat = _latencies(result, runs, warm=False)
+            warm = _latencies(result, runs, warm=True)
             samples[binding].extend(lat)
+            warm_samples[binding].extend(warm)
             first = runs[0] if runs else None
             records.append(
                 {
@@ -90,6 +101,7 @@ def build_report(
                     "reason": first.reason if first else "not carried",
                     "latencyMs": [round(x, 3) for x in lat],
                     "p50Ms": _p50(lat),
+                    "warmLatencyMs": [round(x, 3) for x in warm],
                     "run": first.to_json() if first else None,
                 }
             )
@@ -108,7 +120,18 @@ def build_report(
         "extension": {"identifier": EXTENSION_ID, "version": EXTENSION_VERSION},
         "hostCommand": host_command,
         "repeat": repeat,
-        "bindings": {b: {"p50Ms": _p50(samples[b]), "samples": len(samples[b])} for b in BINDINGS},
+        "jobs": jobs,
+        "bindings": {
+            b: {
+                "p50Ms": _p50(samples[b]),
+                "samples": len(samples[b]),
+                "warmP50Ms": _p50(warm_samples[b]),
+                "warmSamples": len(warm_samples[b]),
+            }
+            for b in BINDINGS
+        },
+        "latencyNote": "p50Ms: the first evaluate on a fresh host (includes provider launch); "
+        "warmP50Ms: the same request again on the warm host. Both bindings, same cases.",
         "counts": {
             "cases": len(results),
             "compared": statuses.count("compared"),
@@ -189,18 +212,23 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
         )
     lines += [
         "",
-        "| Property | Verdict | Held in | Failed in | Not run in |",
-        "|---|---|---|---|---|",
+        "| Property | Must hold | Verdict | Held in | Failed in | Not run in |",
+        "|---|---|---|---|---|---|",
     ]
     for name, data in report["properties"].items():
         lines.append(
-            f"| {name} | {data['verdict']} | {len(data['held'])} | "
-            f"{', '.join(data['failed']) or 0} | {len(data['notRun'])} |"
+            f"| {name} | {'yes' if data['mustHold'] else 'no'} | {data['verdict']} | "
+            f"{len(data['held'])} | {', '.join(data['failed']) or 0} | {len(data['notRun'])} |"
         )
-    lines += ["", "| Binding | p50 latency (ms) | samples |", "|---|---|---|"]
+    lines += [
+        "",
+        "| Binding | p50 first evaluate (ms) | p50 warm evaluate (ms) | samples |",
+        "|---|---|---|---|",
+    ]
     for binding, data in report["bindings"].items():
-        p50 = "—" if data["p50Ms"] is None else f"{data['p50Ms']:.1f}"
-        lines.append(f"| {binding} | {p50} | {data['samples']} |")
+        cold = "—" if data["p50Ms"] is None else f"{data['p50Ms']:.1f}"
+        warm = "—" if data["warmP50Ms"] is None else f"{data['warmP50Ms']:.1f}"
+        lines.append(f"| {binding} | {cold} | {warm} | {data['samples']} |")
     lines += [
         "",
         "Every MCP answer is labelled `gateSatisfied: false`: the extension is a non-authoritative "

@@ -88,6 +88,7 @@ class RequestSpec:
     action: Action = "call"
     changeset: ChangesetMode = "working"
     cancel_after_s: float = 0.5
+    warm: bool = True  # send the request again on the warm host to measure binding latency
     extra_params: Mapping[str, Any] = field(default_factory=dict)
 
 

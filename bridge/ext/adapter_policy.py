@@ -1,0 +1,148 @@
+"""Honour the active repository policy's `adapters.mcp` block (DESIGN §5), read via `host/policy`.
+
+`enabled: false` refuses every tool and method, naming the policy; `inspect-status-only` refuses
+evaluate and edit-plan; other modes (or no block, or a host without `host/policy`) allow the
+extension. The policy is cached and re-read when a host result shows another `policyDigest`,
+and before any refusal, so a refusal is never based on a stale read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+
+from asp_protocol.errors import AspError, ErrorCode
+from host_client import HostClient
+
+log = logging.getLogger(__name__)
+
+Surface = Literal["read", "evaluate", "edit-plan"]
+POLICY_METHOD = "host/policy"
+POLICY_TIMEOUT_S = 5.0
+RETRY_AFTER_FAILURE_S = 30.0  # a host whose host/policy fails is not asked again on every call
+
+
+@dataclass(frozen=True)
+class AdapterPolicy:
+    """The `adapters.mcp` block in force, with where it came from."""
+
+    available: bool  # False: the host has no host/policy helper
+    enabled: bool = True
+    mode: str | None = None
+    source: str | None = None
+    policy_digest: str | None = None
+
+    def describe(self) -> str:
+        where = self.source or "the active repository policy"
+        digest = f", policyDigest {self.policy_digest}" if self.policy_digest else ""
+        return f"{where}{digest}"
+
+
+def parse(result: Any) -> AdapterPolicy:
+    """Read `adapters.mcp` out of a `host/policy` result; anything odd counts as no block."""
+    result = result if isinstance(result, dict) else {}
+    policy = result.get("policy") if isinstance(result.get("policy"), dict) else {}
+    adapters = policy.get("adapters") if isinstance(policy.get("adapters"), dict) else {}
+    block = adapters.get("mcp") if isinstance(adapters.get("mcp"), dict) else {}
+    source = result.get("source") if isinstance(result.get("source"), str) else None
+    digest = result.get("policyDigest") if isinstance(result.get("policyDigest"), str) else None
+    mode = block.get("mode") if isinstance(block.get("mode"), str) else None
+    return AdapterPolicy(
+        available=True,
+        enabled=block.get("enabled") is not False,
+        mode=mode,
+        source=(source or "")[:200] or None,
+        policy_digest=(digest or "")[:200] or None,
+    )
+
+
+def refusal(policy: AdapterPolicy, surface: Surface) -> str | None:
+    """Why *policy* refuses *surface* over MCP, or None when it allows it."""
+    if not policy.enabled:
+        return (
+            f"refused by repository policy ({policy.describe()}): adapters.mcp.enabled is false, "
+            "so no MCP tool or method may reach this host"
+        )
+    if policy.mode == "inspect-status-only" and surface != "read":
+        return (
+            f"refused by repository policy ({policy.describe()}): adapters.mcp.mode is "
+            f"inspect-status-only, which allows status, capabilities, authority, inspect and debug "
+            f"but not {surface}"
+        )
+    return None
+
+
+def digest_of(result: Any) -> str | None:
+    """The policy digest a host result was produced under (decision, receipt or status)."""
+    if not isinstance(result, dict):
+        return None
+    for holder in (result, result.get("receipt"), result.get("policy")):
+        if isinstance(holder, dict) and isinstance(holder.get("policyDigest"), str):
+            return holder["policyDigest"]
+    return None
+
+
+class AdapterPolicyGate:
+    """Caches the adapter policy of one host and answers whether a surface is allowed."""
+
+    def __init__(self) -> None:
+        self._policy: AdapterPolicy | None = None
+        self._lock = anyio.Lock()
+        self._failed_at: float | None = None
+        self.reads = 0
+
+    @property
+    def current(self) -> AdapterPolicy | None:
+        return self._policy
+
+    async def _read(self, client: HostClient) -> AdapterPolicy | None:
+        now = time.monotonic()
+        if self._failed_at is not None and now - self._failed_at < RETRY_AFTER_FAILURE_S:
+            return None
+        self.reads += 1
+        policy = await self._fetch(client)
+        self._failed_at = now if policy is None else None
+        return policy
+
+    async def _fetch(self, client: HostClient) -> AdapterPolicy | None:
+        try:
+            result = await client.call(
+                POLICY_METHOD, None, timeout=POLICY_TIMEOUT_S, origin="adapter-policy"
+            )
+        except AspError as error:
+            if error.code == ErrorCode.METHOD_NOT_FOUND.value.code:
+                log.warning("host has no %s helper; adapters.mcp cannot be honoured", POLICY_METHOD)
+                return AdapterPolicy(available=False)
+            log.warning("host/policy failed (%s); not caching", error)
+            return None
+        except Exception as exc:  # host down or malformed: the call itself will report it
+            log.warning("host/policy unavailable (%s); not caching", exc.__class__.__name__)
+            return None
+        return parse(result)
+
+    async def check(self, client: HostClient, surface: Surface) -> str | None:
+        """A refusal naming the policy, or None. Refusals are always based on a fresh read."""
+        async with self._lock:
+            if self._policy is None:
+                self._policy = await self._read(client)
+            policy = self._policy
+            if policy is None:
+                return None
+            reason = refusal(policy, surface)
+            if reason is None:
+                return None
+            fresh = await self._read(client)
+            self._policy = fresh
+            return refusal(fresh, surface) if fresh is not None else None
+
+    def observe(self, result: Any) -> None:
+        """Forget the cached policy when a host result was produced under another policy digest."""
+        seen = digest_of(result)
+        policy = self._policy
+        if seen and policy is not None and policy.available and seen != policy.policy_digest:
+            log.info("host policyDigest changed to %s; re-reading adapters.mcp", seen[:80])
+            self._policy = None

@@ -1,0 +1,76 @@
+"""Run the selected cases over both bindings (fresh processes per case and repeat) and report."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bridge.ext.bakeoff.compare import CaseComparison, compare
+from bridge.ext.bakeoff.mcp_runner import run_mcp
+from bridge.ext.bakeoff.native import run_native
+from bridge.ext.bakeoff.plan import BindingRun
+from bridge.ext.bakeoff.report import CaseResult, build_report, write
+from bridge.ext.bakeoff.spec import Case
+from bridge.ext.bakeoff.workspace import prepare
+
+log = logging.getLogger(__name__)
+
+
+def _worst(comparisons: list[CaseComparison]) -> CaseComparison:
+    """The comparison to report: the first repeat with a failure, else the first."""
+    for comparison in comparisons:
+        if comparison.failures or comparison.status == "failed":
+            return comparison
+    return comparisons[0]
+
+
+async def run_case(case: Case, host: str, *, repeat: int, timeout: float) -> CaseResult:
+    """Prepare the case once, then carry it natively and over MCP *repeat* times."""
+    with tempfile.TemporaryDirectory(prefix=f"asp-bakeoff-{case.name}-") as tmp:
+        prepared = prepare(case, Path(tmp), python=sys.executable)
+        runs: dict[str, list[BindingRun]] = {"native": [], "mcp-extension": []}
+        for _ in range(repeat):
+            runs["native"].append(await run_native(prepared, host, timeout=timeout))
+            runs["mcp-extension"].append(await run_mcp(prepared, host, timeout=timeout))
+        comparisons = [
+            compare(case, native, mcp)
+            for native, mcp in zip(runs["native"], runs["mcp-extension"], strict=True)
+        ]
+    log.info("bake-off case %s: %s", case.name, comparisons[0].status)
+    return CaseResult(case, _worst(comparisons), runs)
+
+
+async def run_bakeoff(
+    cases: tuple[Case, ...],
+    *,
+    host: str,
+    out_dir: Path,
+    repeat: int = 1,
+    timeout: float = 30.0,
+    jobs: int = 1,
+) -> tuple[dict[str, Any], Path, Path]:
+    """Every case over both bindings; writes `bakeoff.json` and `bakeoff.md` into *out_dir*.
+
+    `jobs > 1` runs that many cases at once (faster; latency figures then include contention).
+    """
+    started = time.time()
+    slots: list[CaseResult | None] = [None] * len(cases)
+    limiter = anyio.CapacityLimiter(max(1, jobs))
+
+    async def one(index: int, case: Case) -> None:
+        async with limiter:
+            slots[index] = await run_case(case, host, repeat=repeat, timeout=timeout)
+
+    async with anyio.create_task_group() as tg:
+        for index, case in enumerate(cases):
+            tg.start_soon(one, index, case)
+    results = [r for r in slots if r is not None]
+    report = build_report(results, host_command=host, repeat=repeat, started=started, jobs=jobs)
+    json_path, md_path = write(out_dir, report, results)
+    return report, json_path, md_path
