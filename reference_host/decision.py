@@ -82,11 +82,9 @@ def _next_step(diagnostic: dict[str, Any]) -> tuple[str, str]:
     href = (diagnostic.get("codeDescription") or {}).get("href")
     if isinstance(href, str) and href:
         return f"See {href[:500]}", "server"
-    if isinstance(fix, dict) and isinstance(fix.get("editRef") or fix.get("actRef"), str):
-        return (
-            f"Apply fix {(fix.get('editRef') or fix.get('actRef'))[:200]} through the host.",
-            "server",
-        )
+    ref = (fix.get("editRef") or fix.get("actRef")) if isinstance(fix, dict) else None
+    if isinstance(ref, str) and ref:
+        return f"Apply fix {ref[:200]} through the host.", "server"
     location = diagnostic.get("location", {})
     line = ((location.get("range") or {}).get("start") or {}).get("line")
     where = location.get("path", "?") + (f":{line + 1}" if isinstance(line, int) else "")

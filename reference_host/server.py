@@ -19,6 +19,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from asp_protocol.canonical import changeset_digest, request_digest
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from asp_protocol.models import CallSite
 from reference_host.context import HostContext
 from reference_host.decision import degradation
 from reference_host.evaluation import evaluate_changeset
@@ -117,7 +118,7 @@ def fast_path_envelope(ctx: HostContext, method: str, params: Any) -> dict[str, 
     state = ctx.workspace.state()
     policy = ctx.policy_for(state)
     site = params.get("callSite") if isinstance(params, dict) else None
-    call_site = site if site in CALL_SITES else "gate"
+    call_site: CallSite = site if site in CALL_SITES else "gate"
     required = policy.required_ids(call_site)
     detail = (
         f"harness called provider method {method} on the host instead of host/evaluateChangeset"

@@ -11,7 +11,7 @@ from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
 from asp_protocol.canonical import request_digest
-from asp_protocol.models import CallSite
+from asp_protocol.models import CallSite, DegradationReason
 from reference_host import HOST_NAME, __version__
 from reference_host.context import HostContext
 from reference_host.decision import degradation
@@ -74,7 +74,7 @@ def provider_degraded(
     installed = record.installed
     state = record.current_lifecycle()
     if installed is None:
-        reason = "missing-required-provider" if entry.required_for else "missing"
+        reason: DegradationReason = "missing-required-provider" if entry.required_for else "missing"
         return [
             degradation(
                 entry.id,

@@ -99,7 +99,11 @@ class Supervisor:
                     f"quarantined after {QUARANTINE_AFTER} consecutive failures ({record.last_detail})",
                     counts=False,
                 )
-            if record.session is not None and record.session.alive and record.session.state == "active":
+            if (
+                record.session is not None
+                and record.session.alive
+                and record.session.state == "active"
+            ):
                 return record.session
             if record.session is not None and record.session.alive:
                 await record.session.kill()

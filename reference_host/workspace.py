@@ -233,18 +233,18 @@ class Workspace:
             elif text.startswith("? "):
                 candidates[text[2:]] = None
         differing: dict[str, str | None] = {}
-        for path, sha_head in candidates.items():
+        for path, head in candidates.items():
             data = self.read_work_file(path)
             if data is None:
-                if sha_head is not None:
+                if head is not None:
                     differing[path] = None
-                    head_sha1[path] = sha_head
+                    head_sha1[path] = head
                 continue
-            if sha_head is not None and git_blob_sha1(data) == sha_head:
+            if head is not None and git_blob_sha1(data) == head:
                 continue
             differing[path] = blob_id(data)
-            if sha_head is not None:
-                head_sha1[path] = sha_head
+            if head is not None:
+                head_sha1[path] = head
         tree = self._tree_of(commit)
         return WorkTreeState(tree, f"git:tree:{tree}", head_sha1, differing)
 
