@@ -1,0 +1,340 @@
+"""The extension in memory (`Client(server)`), in both eras, against the real reference host.
+
+Workspaces come from the bake-off's own case preparation (a real git repo, trusted manifests for
+fake providers, a pinned policy), so these tests exercise the same setup the bake-off measures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+
+from asp_protocol.canonical import request_digest
+from bridge.config import BridgeSettings
+from bridge.ext import EXTENSION_ID
+from bridge.ext.bakeoff import cases, plan
+from bridge.ext.bakeoff.mcp_runner import ExtRequest
+from bridge.ext.bakeoff.spec import Case, ProviderSpec
+from bridge.ext.bakeoff.workspace import PreparedCase, prepare, snapshot
+from bridge.ext.extension import APPLY_METHOD, FORWARDED, AspOuterSeamExtension, build
+from bridge.server import create_server
+from tests.support.definitions import assert_valid
+from tests.support.mcp_helpers import LABEL_KEY, assert_labelled
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+RAW = TypeAdapter(dict[str, Any])
+
+
+def _case(behavior: str = "clean", name: str = "allow") -> Case:
+    case = cases.select([name])[0]
+    provider = ProviderSpec(id=case.providers[0].id, behavior=behavior)
+    if behavior == "hang":
+        provider = dataclasses.replace(provider, extra_args=("--hang-seconds", "60"))
+    return dataclasses.replace(case, providers=(provider,))
+
+
+@pytest.fixture
+def allow_case(tmp_path: Path) -> PreparedCase:
+    return prepare(_case(), tmp_path, python=sys.executable)
+
+
+@asynccontextmanager
+async def bridge(
+    prepared: PreparedCase, mode: str
+) -> AsyncIterator[tuple[Client, AspOuterSeamExtension]]:
+    argv = plan.host_argv(plan.DEFAULT_HOST, prepared, keep_repo_placeholder=True)
+    extension, middleware = build()
+    server = create_server(
+        BridgeSettings(repo=prepared.repo, host=argv, timeout=30),
+        extensions=[extension],
+        middleware=middleware,
+    )
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        yield client, extension
+
+
+async def send(client: Client, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
+    return await client.session.send_request(ExtRequest(method=method, params=params), RAW, **kw)
+
+
+def assert_envelope(envelope: dict[str, Any], method: str, call_site: str | None) -> dict[str, Any]:
+    """The extension's label: mcp-extension binding, never a gate, host result kept verbatim."""
+    assert envelope["nonAuthoritative"] is True
+    assert envelope["authority"]["authoritative"] is False
+    assert envelope["authority"]["gateSatisfied"] is False
+    assert envelope["authority"]["binding"] == "mcp-extension"
+    assert envelope["hostMethod"] == method
+    assert envelope["callSite"] == call_site
+    assert envelope["_meta"][LABEL_KEY]["gateSatisfied"] is False
+    assert envelope["host"]["name"] == "asp-reference-host"
+    return envelope["hostResult"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_advertised_under_extensions_and_experimental(
+    allow_case: PreparedCase, mode: str
+) -> None:
+    async with bridge(allow_case, mode) as (client, _):
+        caps = client.server_capabilities
+        assert caps is not None
+        for field in (caps.experimental, caps.extensions):
+            settings = (field or {})[EXTENSION_ID]
+            assert settings["authoritative"] is False
+            assert settings["gateEligible"] is False
+            assert set(settings["methods"]) == {*FORWARDED, APPLY_METHOD}
+            assert settings["refusedMethods"] == [APPLY_METHOD]
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"asp_ext_evaluate_changeset", "asp_ext_request_edit_plan", "asp_status"} <= names
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_read_methods_forward_verbatim(allow_case: PreparedCase, mode: str) -> None:
+    async with bridge(allow_case, mode) as (client, _):
+        for method, ref in (
+            ("host/status", "statusResult"),
+            ("host/capabilities", "capabilitiesResult"),
+            ("host/authority/status", "authorityStatusResult"),
+        ):
+            result = assert_envelope(await send(client, "asp/" + method), method, None)
+            assert_valid(result, f"outer-host.schema.json#/$defs/{ref}")
+        status = await send(client, "asp/host/status")
+        assert status["hostResult"]["workspace"]["root"] == str(allow_case.repo)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_evaluate_preserves_every_call_site_including_gate(
+    allow_case: PreparedCase, mode: str
+) -> None:
+    async with bridge(allow_case, mode) as (client, _):
+        for call_site in ("gate", "interactive", "sweep"):
+            params = {"callSite": call_site, "changeset": allow_case.changeset}
+            envelope = await send(client, "asp/host/evaluateChangeset", params)
+            result = assert_envelope(envelope, "host/evaluateChangeset", call_site)
+            assert_valid(result, "outer-host.schema.json#/$defs/evaluateChangesetResult")
+            assert result["callSite"] == call_site
+            assert result["decision"] == "allow"
+            # The host's digest of what it received equals the digest of what the client sent:
+            # the params crossed the extension unchanged.
+            assert result["requestDigest"] == request_digest("host/evaluateChangeset", params)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_inspect_and_edit_plan_pass_the_host_answer_on(
+    allow_case: PreparedCase, mode: str
+) -> None:
+    requests = {
+        "host/queryInspect": {"callSite": "interactive", "request": {"kind": "symbols"}},
+        "host/requestEditPlan": plan.edit_plan_params(allow_case),
+    }
+    async with bridge(allow_case, mode) as (client, _):
+        for method, params in requests.items():
+            try:
+                envelope = await send(client, "asp/" + method, params)
+            except MCPError as exc:
+                # A host error keeps its code and arrives as a labelled error envelope.
+                data = exc.data
+                assert data["authority"]["gateSatisfied"] is False
+                assert data["authority"]["binding"] == "mcp-extension"
+                assert data["error"]["reason"] == "host-error"
+                assert data["error"]["code"] == exc.code
+                assert data["hostMethod"] == method
+            else:
+                assert_envelope(envelope, method, params["callSite"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_apply_is_refused_and_never_forwarded(allow_case: PreparedCase, mode: str) -> None:
+    before = snapshot(allow_case.repo)
+    async with bridge(allow_case, mode) as (client, _):
+        await send(client, "asp/host/status")  # the host is running: a forward would reach it
+        params = {"callSite": "gate", "proposalId": "p-1", "intent": "agent"}
+        with pytest.raises(MCPError) as caught:
+            await send(client, APPLY_METHOD, params)
+        assert caught.value.code == -32012
+        assert "mediated apply is unavailable" in caught.value.message
+        data = caught.value.data
+        assert data["error"]["reason"] == "refused"
+        assert data["error"]["failClass"] == "policy"
+        assert data["authority"]["gateSatisfied"] is False
+        assert data["callSite"] == "gate"
+        trace = await client.call_tool("asp_debug_trace", {"limit": 100})
+        methods = [e["method"] for e in assert_labelled(trace)["bridgeResult"]["entries"]]
+        assert "host/applyProposal" not in methods
+        assert "host/status" in methods
+    assert snapshot(allow_case.repo) == before
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_host_progress_becomes_mcp_progress(tmp_path: Path, mode: str) -> None:
+    prepared = prepare(_case("slow-progress"), tmp_path, python=sys.executable)
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async with bridge(prepared, mode) as (client, _):
+        envelope = await send(
+            client,
+            "asp/host/evaluateChangeset",
+            plan.evaluate_params(prepared),
+            progress_callback=on_progress,
+        )
+    assert envelope["hostResult"]["decision"] == "allow"
+    assert len(seen) >= 3
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+    assert all(m and m.startswith("host progress (untrusted): ") for _, m in seen)
+
+
+async def test_mcp_cancellation_reaches_the_host_and_is_recorded(tmp_path: Path) -> None:
+    """Legacy era: in-memory modern mode carries no client-to-server notifications."""
+    prepared = prepare(_case("hang"), tmp_path, python=sys.executable)
+    async with bridge(prepared, "legacy") as (client, extension):
+        await send(client, "asp/host/status")
+        with anyio.move_on_after(1.0) as scope:
+            await send(client, "asp/host/evaluateChangeset", plan.evaluate_params(prepared))
+        assert scope.cancelled_caught
+        record: dict[str, Any] = {}
+        with anyio.fail_after(10):
+            while not record.get("hostReply"):
+                await anyio.sleep(0.05)
+                records = extension.cancellations.snapshot()
+                record = records[-1] if records else {}
+        assert record["method"] == "host/evaluateChangeset"
+        assert record["callSite"] == "gate"
+        assert record["cancelSent"] is True
+        assert record["hostReply"] == "error"  # the host answered the cancelled request (-32016)
+        trace = await client.call_tool("asp_debug_trace", {"limit": 10})
+        entries = assert_labelled(trace)["bridgeResult"]["entries"]
+        entry = next(e for e in entries if e["method"] == "host/evaluateChangeset")
+        assert entry["outcome"] == "cancelled" and entry["cancelSent"] is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_evaluate_the_working_tree_and_never_gate(
+    allow_case: PreparedCase, mode: str
+) -> None:
+    async with bridge(allow_case, mode) as (client, _):
+        result = await client.call_tool("asp_ext_evaluate_changeset", {"callSite": "sweep"})
+        envelope = assert_labelled(result, is_error=False, binding="mcp-extension")
+        assert envelope["hostResult"]["callSite"] == "sweep"
+        assert envelope["hostResult"]["decision"] == "allow"
+        changed = envelope["hostResult"]["validAsOf"]
+        assert changed["rev"] == allow_case.baseline["rev"]
+
+        inline = await client.call_tool(
+            "asp_ext_evaluate_changeset", {"changeset": allow_case.changeset}
+        )
+        assert assert_labelled(inline, is_error=False, binding="mcp-extension")["callSite"] == (
+            "interactive"
+        )
+
+        gate = await client.call_tool("asp_ext_evaluate_changeset", {"callSite": "gate"})
+        assert gate.is_error
+        assert assert_labelled(gate)["error"]["reason"] == "refused"
+        trace = await client.call_tool("asp_debug_trace", {"limit": 100})
+        sites = [e["callSite"] for e in assert_labelled(trace)["bridgeResult"]["entries"]]
+        assert "sweep" in sites and "gate" not in sites
+
+        plan_result = await client.call_tool(
+            "asp_ext_request_edit_plan", {"operation": "rename", "paths": ["src/app.py"]}
+        )
+        envelope = assert_labelled(plan_result, binding="mcp-extension")
+        if plan_result.is_error:  # the reference host has no edit profile yet
+            assert envelope["error"]["reason"] == "host-error"
+            assert envelope["error"]["failClass"] == "contract"
+        else:
+            assert "proposal" in envelope["hostResult"]
+
+
+def _set_adapters(repo: Path, adapters: dict[str, Any]) -> None:
+    path = repo / ".asp" / "asp.json"
+    policy = json.loads(path.read_text())
+    policy["adapters"] = {"mcp": adapters}
+    path.write_text(json.dumps(policy, indent=2) + "\n")
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+        "HOME": str(repo),
+        "PATH": "/usr/bin:/bin",
+    }
+    subprocess.run(["git", "add", ".asp/asp.json"], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "policy"], cwd=repo, env=env, check=True)
+
+
+async def test_adapter_policy_disabled_refuses_every_tool_and_method(
+    allow_case: PreparedCase,
+) -> None:
+    _set_adapters(allow_case.repo, {"enabled": False})
+    async with bridge(allow_case, "legacy") as (client, _):
+        for method in ("asp/host/status", "asp/host/evaluateChangeset"):
+            with pytest.raises(MCPError) as caught:
+                await send(client, method, plan.evaluate_params(allow_case))
+            assert caught.value.code == -32012
+            assert ".asp/asp.json" in caught.value.message
+            assert "adapters.mcp.enabled is false" in caught.value.message
+        for tool, args in (("asp_status", {}), ("asp_ext_evaluate_changeset", {})):
+            result = await client.call_tool(tool, args)
+            envelope = assert_labelled(result, is_error=True, binding=envelope_binding(tool))
+            assert envelope["error"]["reason"] == "refused"
+            assert "adapters.mcp.enabled is false" in envelope["error"]["message"]
+
+
+def envelope_binding(tool: str) -> str:
+    return "mcp-extension" if tool.startswith("asp_ext_") else "mcp-tool"
+
+
+async def test_inspect_status_only_refuses_evaluate_until_the_policy_changes(
+    allow_case: PreparedCase,
+) -> None:
+    _set_adapters(allow_case.repo, {"enabled": True, "mode": "inspect-status-only"})
+    params = plan.evaluate_params(allow_case)
+    async with bridge(allow_case, "legacy") as (client, extension):
+        status = await send(client, "asp/host/status")
+        assert status["hostResult"]["host"]["name"] == "asp-reference-host"
+        assert not (await client.call_tool("asp_capabilities", {})).is_error
+        with pytest.raises(MCPError) as caught:
+            await send(client, "asp/host/evaluateChangeset", params)
+        assert "inspect-status-only" in caught.value.message
+        with pytest.raises(MCPError):
+            await send(client, "asp/host/requestEditPlan", plan.edit_plan_params(allow_case))
+        tool = await client.call_tool(
+            "asp_ext_request_edit_plan", {"operation": "x", "paths": ["a"]}
+        )
+        assert (
+            tool.is_error and "inspect-status-only" in tool.structured_content["error"]["message"]
+        )
+        digest = extension.gate.current.policy_digest if extension.gate.current else None
+
+        # A new policy in HEAD: the host's policyDigest changes and the bridge re-reads it.
+        _set_adapters(allow_case.repo, {"enabled": True, "mode": "mcp-extension-candidate"})
+        fresh = dict(params, changeset=dict(params["changeset"]))
+        fresh["changeset"]["baseline"] = {
+            "rev": "git:tree:"
+            + subprocess.run(
+                ["git", "rev-parse", "HEAD^{tree}"],
+                cwd=allow_case.repo,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        }
+        envelope = await send(client, "asp/host/evaluateChangeset", fresh)
+        assert envelope["hostResult"]["decision"] == "allow"
+        assert extension.gate.current is not None
+        assert extension.gate.current.mode == "mcp-extension-candidate"
+        assert extension.gate.current.policy_digest != digest
