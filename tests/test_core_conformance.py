@@ -119,6 +119,11 @@ def test_core_host_status(pool: HostPool) -> None:
     assert dirty.get("dirty") == digest([["src/app.py", blob_id(new_bytes)]])
 
     hut.evaluate("gate", {"baseline": {"rev": baseline["rev"]}, "changes": hut.edit(SRC_EDIT)})
+    authority = hut.authority_status()
+    assert authority["policyActivation"] == "base-active"
+    assert authority["policyDigest"] == policy["policyDigest"]
+    evidence = server(authority, "fake-clean", "providers")["authorityEvidence"]
+    assert evidence["authority"]["granted"] is True and evidence["authority"]["requirement"] == REQ
     after = server(hut.status(), "fake-clean")
     assert after["lifecycleState"] in ("initialized", "active"), after
     assert after["state"] == "ready"
@@ -401,9 +406,15 @@ def test_core_provider_quarantined(pool: HostPool) -> None:
     result = hut.evaluate("gate", changeset)
     assert result["decision"] == "indeterminate"
     named(result, "quarantined", "fake-crash-evaluate")
-    entry = server(hut.status(), "fake-crash-evaluate")
+    status = hut.status()
+    entry = server(status, "fake-crash-evaluate")
     assert "quarantined" in (entry["state"], entry["lifecycleState"], entry["enrollmentState"]), (
         entry
+    )
+    assert status["host"]["state"] == "degraded"
+    gate = status["gates"]["gate"]
+    assert gate["available"] is False and any(
+        d["reason"] == "quarantined" for d in gate["degraded"]
     )
 
 
@@ -444,8 +455,8 @@ def test_core_host_initialize_contract_refusal(pool: HostPool) -> None:
 
 @pytest.mark.parametrize(
     ("behavior", "specific"),
-    [("rpc-error", None), ("hang", "timed-out")],
-    ids=["rpc-error", "hang"],
+    [("rpc-error", None), ("hang", "timed-out"), ("crash-evaluate", "crashed")],
+    ids=["rpc-error", "hang", "crash-evaluate"],
 )
 def test_core_provider_fail_open(pool: HostPool, behavior: str, specific: str | None) -> None:
     config = one_provider(behavior, budget_ms=1000, hang_seconds=30 if behavior == "hang" else None)

@@ -120,6 +120,7 @@ class HostUnderTest:
         assert snapshot_tree(self.repo) == self._expected, "the host changed the work tree"
 
     def stop(self) -> int | None:
+        """Close the host's stdin; a conforming host exits 0 without being killed."""
         code = self.host.stop()
         self.verify_tree()
         return code
@@ -147,11 +148,11 @@ class HostPool:
 
     def end_test(self) -> None:
         fresh, self._fresh = self._fresh, []
-        for hut in fresh:
-            hut.stop()
+        codes = {hut.repo.parent.name: hut.stop() for hut in fresh}
+        assert all(code == 0 for code in codes.values()), f"unclean host exits: {codes}"
 
     def close(self) -> None:
         self.end_test()
         shared, self._shared = list(self._shared.values()), {}
-        for hut in shared:
-            hut.stop()
+        codes = {hut.repo.parent.name: hut.stop() for hut in shared}
+        assert all(code == 0 for code in codes.values()), f"unclean host exits: {codes}"
