@@ -379,3 +379,23 @@ async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
         assert (await evaluate(host, host.changeset({"pkg/m0.py": "ok = 1\n"})))[
             "status"
         ] == "complete"
+
+
+async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly() -> None:
+    async with python_check() as host:
+        await host.start()
+        changeset = host.changeset({"src/app.py": "a = b\n", "src/util.py": "c = d\n"})
+        host.corrupt.add(changeset["changes"][0]["after"])
+        assessment = await evaluate(host, changeset)
+        assert assessment["status"] == "incomplete"
+        assert changeset["changes"][0]["after"] not in assessment["validAsOf"]["blobs"]
+        assert codes(assessment) == [("src/util.py", "python/undefined-name")]
+        host.corrupt.clear()
+        host.refuse_tree = True
+        listing = await evaluate(host, changeset, scope="workspace")
+        assert listing["status"] == "incomplete"
+        assert any("listTree" in d["detail"] for d in listing["coverage"]["degraded"])
+        assert sorted(codes(listing)) == [
+            ("src/app.py", "python/undefined-name"),
+            ("src/util.py", "python/undefined-name"),
+        ]

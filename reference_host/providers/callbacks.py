@@ -49,6 +49,7 @@ class HostCallbacks:
         self._endpoint = endpoint
         self._timeout = timeout
         self._read: dict[str, None] = {}
+        self.mismatched: set[str] = set()
         self.calls = 0
 
     @property
@@ -88,8 +89,8 @@ class HostCallbacks:
     async def read_blobs(self, ids: list[str]) -> dict[str, bytes]:
         """The bytes of every requested blob the host served; raises AspError when the host refuses.
 
-        Blobs the host omits are simply absent from the result; bytes that do not hash to their id
-        are a ProtocolViolation (the host served the wrong content) and are never recorded as read.
+        Blobs the host omits are absent from the result; bytes that do not hash to their id are
+        dropped too (listed in `mismatched`) and never recorded as read.
         """
         wanted = list(dict.fromkeys(ids))
         if not wanted:
@@ -106,7 +107,8 @@ class HostCallbacks:
                 continue
             data = _decode(item)
             if not content_matches(item["id"], data):
-                raise ProtocolViolation(f"host served bytes that do not hash to {item['id']}")
+                self.mismatched.add(item["id"])
+                continue
             served[item["id"]] = data
             self._read[item["id"]] = None
         return served

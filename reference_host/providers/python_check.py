@@ -314,10 +314,18 @@ class Evaluation:
             except ProtocolViolation as violation:
                 got, refused = {}, {b: AspError(-32603, str(violation)) for b in batch}
             served.update(got)
+            for blob in batch:
+                if blob not in got and blob not in refused:
+                    why = (
+                        "served bytes that do not match the id"
+                        if blob in self.call.callbacks.mismatched
+                        else "did not serve it"
+                    )
+                    refused[blob] = AspError(-32015, f"the host {why}")
             for blob, refusal in refused.items():
                 self.out.degraded.append(
                     degradation(
-                        SOURCE, "incomplete", f"host refused {blob[:80]}: {refusal.message[:120]}"
+                        SOURCE, "incomplete", f"cannot read {blob[:80]}: {refusal.message[:120]}"
                     )
                 )
         return served

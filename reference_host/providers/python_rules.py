@@ -251,11 +251,14 @@ def analyse(data: bytes, max_parameters: int | None) -> list[RawFinding]:
         f.start[0] == (late_error.lineno or 1) - 1 for f in found
     ):
         found.append(_syntax_finding(late_error, lines, symbols))
+    flagged = {f.start[0] for f in found}  # pyflakes explains e.g. `is` with a literal better
     for warning in caught:
         if warning.filename == COMPILE_NAME and issubclass(
             warning.category, SyntaxWarning | DeprecationWarning
         ):
             row = max(0, (warning.lineno or 1) - 1)
+            if row in flagged:
+                continue
             line = lines[row] if row < len(lines) else ""
             found.append(
                 RawFinding(

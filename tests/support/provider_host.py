@@ -52,6 +52,8 @@ class ProviderHost:
     progress: list[Any] = field(default_factory=list)
     stderr: bytearray = field(default_factory=bytearray)
     sent: list[tuple[str | None, Any]] = field(default_factory=list)
+    corrupt: set[str] = field(default_factory=set)
+    refuse_tree: bool = False
 
     @property
     def baseline(self) -> dict[str, Any]:
@@ -143,6 +145,8 @@ class ProviderHost:
     async def _list_tree(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
         params = params or {}
         self.tree_calls.append(params)
+        if self.refuse_tree:
+            raise AspError(ErrorCode.SCOPE_DENIED, "listTree refused by this test host")
         grant = ReadGrant(self.grant.get("read", []))
         globs = ReadGrant(params["globs"]) if "globs" in params else None
         entries = []
@@ -164,6 +168,8 @@ class ProviderHost:
                     detail=identity,
                 )
             data = self.extra[identity][1] if identity in self.extra else self.files[paths[0]]
+            if identity in self.corrupt:
+                data = b"# not the content this blob id names\n"
             out.append(
                 {"id": identity, "encoding": "base64", "bytes": base64.b64encode(data).decode()}
             )
