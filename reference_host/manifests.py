@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from asp_protocol import ASP_PROTOCOL_VERSION
+from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
 from asp_protocol.models import CapabilityFamily
 from reference_host.policy import PinnedProvider
 from reference_host.providers import (
@@ -150,13 +150,13 @@ class InstalledProvider:
 
     @property
     def protocol_version(self) -> str | None:
-        """The version the host offers: `asp/1.0`, or `asp/0.1` when that is all the manifest lists."""
+        """The version the host offers: `asp/1.0`, else `asp/0.1` if listed; None means skewed."""
         if self.manifest is None:
             return None
         versions = self.manifest.protocol_versions
         if ASP_PROTOCOL_VERSION in versions:
             return ASP_PROTOCOL_VERSION
-        return versions[0] if len(versions) == 1 else None
+        return ASP_LEGACY_PROTOCOL_VERSION if ASP_LEGACY_PROTOCOL_VERSION in versions else None
 
     @property
     def declares_write(self) -> bool:

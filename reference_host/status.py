@@ -107,6 +107,17 @@ def provider_degraded(
                 provider_state="incompatible",
             )
         )
+    elif installed.protocol_version is None:
+        out.append(
+            degradation(
+                entry.id,
+                "skewed",
+                "manifest lists no protocol version this host speaks (asp/1.0, asp/0.1)",
+                requirement=requirement,
+                capability="check",
+                provider_state="incompatible",
+            )
+        )
     elif record.last_reason is not None:
         out.append(
             degradation(

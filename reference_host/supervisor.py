@@ -55,7 +55,11 @@ class ProviderRecord:
             return "quarantined"
         if self.installed is None:
             return "unavailable"
-        if not self.installed.launchable or self.lifecycle in ("incompatible", "malformed"):
+        if (
+            not self.installed.launchable
+            or self.installed.protocol_version is None
+            or self.lifecycle in ("incompatible", "malformed")
+        ):
             return "incompatible"
         if self.alive:
             return "ready"

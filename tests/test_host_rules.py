@@ -97,6 +97,13 @@ def test_manifest_rejections(tmp_path: Path) -> None:
     assert load_manifest(forged).state == "untrusted", "host-rejected field"
     shell = _manifest(tmp_path, entrypoint="python -m x")
     assert load_manifest(shell).state == "malformed", "a shell string is not an entrypoint"
+    legacy = load_manifest(_manifest(tmp_path, protocolVersions=["asp/0.1"]))
+    assert legacy.protocol_version == "asp/0.1"
+    assert (
+        load_manifest(_manifest(tmp_path, protocolVersions=["asp/1.0", "asp/0.1"])).protocol_version
+        == "asp/1.0"
+    )
+    assert load_manifest(_manifest(tmp_path, protocolVersions=["asp/2.0"])).protocol_version is None
 
 
 def test_pin_axes_and_checksums(tmp_path: Path) -> None:
