@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from asp_protocol.canonical import digest_bytes
+import asp_protocol
 
 PUBLISHER = "asp-mcp-bridge"
 SOURCE = "https://example.invalid/asp-mcp-bridge"
@@ -32,8 +34,21 @@ class BuiltinProvider:
         return Path(spec.origin)
 
     def fingerprint(self) -> str:
-        """Content hash of the provider's code: changes whenever the provider is rebuilt."""
-        return digest_bytes(self.module_file.read_bytes())
+        """Content hash of the provider's build: its entry module plus every module it can load."""
+        return _build_fingerprint()
+
+
+@cache
+def _build_fingerprint() -> str:
+    """sha256 over the providers package and the wire layer, so editing any of them changes it."""
+    roots = (Path(__file__).parent, Path(asp_protocol.__file__).parent)
+    hasher = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            hasher.update(f"{root.name}/{path.relative_to(root).as_posix()}\0".encode())
+            hasher.update(path.read_bytes())
+            hasher.update(b"\0")
+    return "sha256:" + hasher.hexdigest()
 
 
 PYTHON_CHECK = BuiltinProvider(
