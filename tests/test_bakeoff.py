@@ -1,0 +1,216 @@
+"""The bake-off on the reference host (every ADR 0025 case, both bindings), and its judging rules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.ext.bakeoff import cases
+from bridge.ext.bakeoff.compare import compare
+from bridge.ext.bakeoff.plan import DEFAULT_HOST, BindingRun, Step
+from bridge.ext.bakeoff.report import CaseResult, build_report, render_markdown
+from bridge.ext.bakeoff.runner import run_bakeoff
+from bridge.ext.bakeoff.spec import MUST_HOLD, PROPERTIES
+from tests.support.definitions import assert_valid
+
+ADR_0025_CASES = {
+    "allow",
+    "deny",
+    "stale-baseline",
+    "malformed-provider-output",
+    "cancellation",
+    "unsupported-capability",
+    "missing-provider",
+    "missing-authority",
+    "timeout",
+    "insufficient-assurance",
+    "fast-path-bypass",
+    "edit-plan-request",
+    "denied-apply",
+    "applied-proposal",
+}
+
+
+@pytest.mark.anyio
+async def test_bakeoff_on_the_reference_host(tmp_path: Path) -> None:
+    report, json_path, md_path = await run_bakeoff(
+        cases.all_cases(), host=DEFAULT_HOST, out_dir=tmp_path, repeat=1, jobs=4
+    )
+    data = json.loads(json_path.read_text())
+    assert data == json.loads(json.dumps(report))
+    assert data["verdict"] == "pass", data["failures"]
+    assert {c["case"] for c in data["cases"]} == ADR_0025_CASES
+
+    # One record per case and binding.
+    assert len(data["records"]) == 2 * len(ADR_0025_CASES)
+    assert {(r["case"], r["binding"]) for r in data["records"]} == {
+        (c, b) for c in ADR_0025_CASES for b in ("native", "mcp-extension")
+    }
+
+    by_case = {c["case"]: c for c in data["cases"]}
+    for name, case in by_case.items():
+        assert case["status"] in ("compared", "not-run"), case
+        if case["status"] == "not-run":
+            # Honest not-run: only cases needing the edit profile, with the host's own reason.
+            assert name in {"edit-plan-request", "denied-apply", "applied-proposal"}
+            assert "edit" in case["reason"]
+            assert all(
+                p["verdict"] != "held" or n in ("gate-unsatisfiable", "apply-refused")
+                for n, p in case["properties"].items()
+            )
+        else:
+            assert case["scenario"]["met"], (name, case["scenario"])
+            assert not case["failures"]
+        assert case["properties"]["gate-unsatisfiable"]["verdict"] == "held"
+
+    evaluate = by_case["deny"]["properties"]
+    for prop in (
+        "decision",
+        "call-site",
+        "request-identity",
+        "freshness",
+        "coverage",
+        "authority",
+        "assurance",
+        "receipt-kind",
+    ):
+        assert evaluate[prop]["verdict"] == "held", prop
+    assert evaluate["decision"]["native"] == evaluate["decision"]["mcp"] == "deny"
+    assert evaluate["call-site"]["mcp"] == "gate"
+    assert by_case["cancellation"]["properties"]["cancellation"]["native"]["hostReply"]["code"] == (
+        -32016
+    )
+    assert by_case["fast-path-bypass"]["properties"]["fast-path-blocked"]["verdict"] == "held"
+    for name in ("denied-apply", "applied-proposal"):
+        assert by_case[name]["properties"]["apply-refused"]["verdict"] == "held"
+
+    # The host's answers in the records are the real, schema-valid results.
+    for record in data["records"]:
+        run = record["run"]
+        assert run is not None and run["workspaceUnchanged"] is True
+        case = by_case[record["case"]]
+        if case["status"] == "compared" and record["method"] == "host/evaluateChangeset":
+            final = run["steps"][-1]
+            if final["kind"] == "result":
+                assert_valid(
+                    final["result"], "outer-host.schema.json#/$defs/evaluateChangesetResult"
+                )
+                assert final["result"]["callSite"] == "gate"
+            if record["binding"] == "mcp-extension" and final["envelope"]:
+                assert final["envelope"]["authority"]["gateSatisfied"] is False
+
+    for name in PROPERTIES:
+        assert name in data["properties"], name
+        verdict = data["properties"][name]["verdict"]
+        if name == "mediated-apply":
+            assert verdict in ("not run", "not preserved (by design)")
+        else:
+            assert verdict == "preserved", (name, data["properties"][name])
+    for binding in ("native", "mcp-extension"):
+        assert data["bindings"][binding]["samples"] >= 8
+        assert data["bindings"][binding]["p50Ms"] > 0
+        assert data["bindings"][binding]["warmP50Ms"] > 0
+
+    markdown = md_path.read_text()
+    assert "**Verdict: PASS**" in markdown
+    for case in cases.all_cases():
+        assert f"| {case.title} |" in markdown
+    assert "| gate-unsatisfiable | yes | preserved |" in markdown
+
+
+def _result(decision: str, call_site: str = "gate", digest: str = "sha256:aa") -> dict[str, Any]:
+    return {
+        "decision": decision,
+        "callSite": call_site,
+        "requestDigest": digest,
+        "policyDigest": "sha256:pp",
+        "validAsOf": {"rev": "git:tree:1"},
+        "coverage": {"required": ["r"], "ran": ["p"], "degraded": []},
+        "authorityEvidence": [],
+        "assurance": {"mode": "advisory", "transactionGuarantee": "none"},
+        "receipt": {"kind": "evaluate", "baseline": {"rev": "git:tree:1"}},
+    }
+
+
+def _envelope(result: dict[str, Any], gate_satisfied: bool = False) -> dict[str, Any]:
+    return {
+        "nonAuthoritative": True,
+        "authority": {"authoritative": False, "gateSatisfied": gate_satisfied},
+        "callSite": result["callSite"],
+        "hostResult": result,
+    }
+
+
+def _runs(native: dict[str, Any], mcp: dict[str, Any], **kw: Any) -> tuple[BindingRun, BindingRun]:
+    method = "host/evaluateChangeset"
+    return (
+        BindingRun("native", steps=[Step(method, "result", 1.0, result=native)]),
+        BindingRun(
+            "mcp-extension",
+            steps=[Step("asp/" + method, "result", 2.0, result=mcp, envelope=_envelope(mcp, **kw))],
+        ),
+    )
+
+
+def test_a_binding_difference_fails_the_property_and_the_verdict() -> None:
+    case = cases.select(["deny"])[0]
+    native, mcp = _runs(_result("deny"), _result("allow", call_site="interactive", digest="x"))
+    comparison = compare(case, native, mcp)
+    assert set(comparison.failures) == {"decision", "call-site", "request-identity"}
+    assert comparison.properties["coverage"].verdict == "held"
+    report = build_report(
+        [CaseResult(case, comparison, {"native": [native], "mcp-extension": [mcp]})],
+        host_command="h",
+        repeat=1,
+        started=0.0,
+    )
+    assert report["verdict"] == "fail"
+    assert {f["property"] for f in report["failures"]} == {
+        "decision",
+        "call-site",
+        "request-identity",
+    }
+    assert report["properties"]["decision"]["verdict"] == "not preserved"
+
+
+def test_a_gate_satisfying_mcp_answer_fails() -> None:
+    case = cases.select(["allow"])[0]
+    native, mcp = _runs(_result("allow"), _result("allow"), gate_satisfied=True)
+    comparison = compare(case, native, mcp)
+    assert comparison.failures == ["gate-unsatisfiable"]
+    assert "gate-unsatisfiable" in MUST_HOLD
+
+
+def test_a_case_the_host_cannot_serve_is_not_run_never_passed() -> None:
+    case = cases.select(["applied-proposal"])[0]
+    native = BindingRun("native", "not-run", "host reports the edit profile unavailable")
+    refusal = Step(
+        "asp/host/applyProposal",
+        "refused",
+        1.0,
+        error={"code": -32012, "reason": "refused"},
+        envelope=_envelope(_result("allow")),
+    )
+    mcp = BindingRun("mcp-extension", steps=[refusal])
+    comparison = compare(case, native, mcp)
+    assert comparison.status == "not-run"
+    assert comparison.reason == "host reports the edit profile unavailable"
+    assert comparison.properties["mediated-apply"].verdict == "not-run"
+    assert comparison.properties["apply-refused"].verdict == "held"
+    results = [CaseResult(case, comparison, {"native": [native], "mcp-extension": [mcp]})]
+    report = build_report(results, host_command="h", repeat=1, started=0.0)
+    assert report["counts"] == {"cases": 1, "compared": 0, "notRun": 1, "failed": 0}
+    assert report["properties"]["mediated-apply"]["verdict"] == "not run"
+    assert "not run: host reports the edit profile unavailable" in render_markdown(report, results)
+
+    forwarded = BindingRun("mcp-extension", steps=[Step("asp/host/applyProposal", "result", 1.0)])
+    assert compare(case, native, forwarded).failures == ["apply-refused"]
+
+
+def test_the_default_host_is_this_installations_reference_host() -> None:
+    assert DEFAULT_HOST.split()[0].endswith(Path(sys.executable).name)
+    assert DEFAULT_HOST.endswith("-m reference_host")
