@@ -8,6 +8,7 @@ cancellation reaches it, and that the work tree stays byte-identical.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -252,3 +253,45 @@ async def test_outer_cancel_reaches_provider(workspace: tuple[Path, Path, Path])
         f"the cancelled outer evaluate answers -32016, got {outcome}"
     )
     assert records(record, "cancel"), "the provider received $/cancelRequest"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_status_is_lazy_and_providers_stop_with_the_host(
+    workspace: tuple[Path, Path, Path],
+) -> None:
+    repo, trusted, record = workspace
+    probe_manifest(trusted, record)
+    write_files(repo, {"src/app.py": "A = 5\n"})
+    async with running_host(repo, trusted) as host:
+        status = await host.request("host/status", {}, timeout=20)
+        assert_valid(status, "outer-host.schema.json#/$defs/statusResult")
+        probe = next(s for s in status["servers"] if s["id"] == "probe")
+        assert probe["state"] == "installed" and not records(record, "launch"), (
+            "status never launches providers"
+        )
+        working = await host.request("host/workingChangeset", {}, timeout=20)
+        await host.request(
+            "host/evaluateChangeset",
+            {"callSite": "interactive", "changeset": working["changeset"]},
+            timeout=30,
+        )
+        await host.request(
+            "host/evaluateChangeset",
+            {"callSite": "gate", "changeset": working["changeset"]},
+            timeout=30,
+        )
+        assert len(records(record, "launch")) == 1, "the warm session is reused"
+        status = await host.request("host/status", {}, timeout=20)
+        probe = next(s for s in status["servers"] if s["id"] == "probe")
+        assert (probe["state"], probe["lifecycleState"]) == ("ready", "active")
+    pid = records(record, "launch")[0]["pid"]
+    with anyio.fail_after(5):
+        while not _gone(pid):
+            await anyio.sleep(0.05)

@@ -42,7 +42,10 @@ async def _serve(args: argparse.Namespace) -> None:
         with open(args.record, "a", encoding="utf-8") as out:
             out.write(json.dumps({"kind": kind, "value": value}) + "\n")
 
-    record("launch", {"env": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv})
+    record(
+        "launch",
+        {"env": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv, "pid": os.getpid()},
+    )
     receive, send = stdio_byte_streams()
     endpoint = JsonRpcEndpoint(receive, send, name="probe")
     session: dict[str, Any] = {}
