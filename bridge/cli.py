@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bridge.ext.bakeoff import command as bakeoff_command
 
     bakeoff_command.add_parser(commands)
+    from bridge.migration import command as migration_command
+
+    migration_command.add_parser(commands, _common)
     return parser
 
 
@@ -184,12 +187,14 @@ def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", message=".*SEP-2577.*")
     args = build_parser().parse_args(argv)
     from bridge.ext.bakeoff import command as bakeoff_command
+    from bridge.migration import command as migration_command
 
     handlers = {
         "serve": serve,
         "call": call,
         "client-config": client_config,
         "bakeoff": bakeoff_command.run,
+        "migration-check": migration_command.run,
     }
     try:
         code = handlers[args.command](args)

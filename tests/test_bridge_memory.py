@@ -82,7 +82,7 @@ async def test_tools_are_listed_read_only_with_schemas(tmp_path: Path, mode: str
     async with connect(_settings(tmp_path, "ok"), mode) as client:
         assert "NON-AUTHORITATIVE" in (client.instructions or "")
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert sorted(tools) == sorted(TOOLS)
+        assert set(TOOLS) <= set(tools)  # later work adds tools; the core five are always there
         for tool in tools.values():
             assert re.fullmatch(r"[a-z0-9_]{1,40}", tool.name)
             hints = tool.annotations
