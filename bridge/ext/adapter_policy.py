@@ -42,12 +42,14 @@ class AdapterPolicy:
         return f"{where}{digest}"
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def parse(result: Any) -> AdapterPolicy:
     """Read `adapters.mcp` out of a `host/policy` result; anything odd counts as no block."""
-    result = result if isinstance(result, dict) else {}
-    policy = result.get("policy") if isinstance(result.get("policy"), dict) else {}
-    adapters = policy.get("adapters") if isinstance(policy.get("adapters"), dict) else {}
-    block = adapters.get("mcp") if isinstance(adapters.get("mcp"), dict) else {}
+    result = _obj(result)
+    block = _obj(_obj(_obj(result.get("policy")).get("adapters")).get("mcp"))
     source = result.get("source") if isinstance(result.get("source"), str) else None
     digest = result.get("policyDigest") if isinstance(result.get("policyDigest"), str) else None
     mode = block.get("mode") if isinstance(block.get("mode"), str) else None

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import tempfile
 import time
 from typing import Any
 
 import anyio
 import mcp.types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
@@ -24,7 +25,8 @@ PREFIX = "asp/"
 METHOD_NOT_FOUND = -32601
 REFUSED_REASON = "refused"
 CANCEL_RECORD_WAIT_S = 5.0
-_RAW = TypeAdapter(dict[str, Any])
+STDERR_TAIL_CHARS = 4000
+_RAW: Any = TypeAdapter(dict[str, Any])  # the envelope as sent, no MCP result model in between
 
 
 class ExtRequest(types.Request[dict[str, Any] | None, str]):
@@ -103,8 +105,8 @@ class _McpSide:
 
 
 def _error_step(method: str, exc: MCPError, latency: float) -> Step:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    data: dict[str, Any] = exc.data if isinstance(exc.data, dict) else {}
+    error: dict[str, Any] = data["error"] if isinstance(data.get("error"), dict) else {}
     reason = error.get("reason")
     kind = "error"
     if exc.code == METHOD_NOT_FOUND and not data:
@@ -148,18 +150,35 @@ async def run_mcp(
     )
     before = snapshot(prepared.repo)
     run = BindingRun("mcp-extension")
-    try:
-        async with Client(params, mode=mode, read_timeout_seconds=timeout + 10) as client:  # type: ignore[arg-type]
-            caps = client.server_capabilities
-            experimental = (caps.experimental or {}) if caps else {}
-            if EXTENSION_ID not in experimental:
-                run.status, run.reason = "failed", f"the bridge does not advertise {EXTENSION_ID}"
-                return run
-            await _drive(_McpSide(client, timeout), prepared, run)
-    except Exception as exc:  # the bridge failed to start or died: a failed run, with the reason
-        run.status, run.reason = "failed", f"{exc.__class__.__name__}: {str(exc)[:300]}"
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            transport = stdio_client(params, errlog=errlog)
+            async with Client(transport, mode=mode, read_timeout_seconds=timeout + 10) as client:  # type: ignore[arg-type]
+                caps = client.server_capabilities
+                experimental = (caps.experimental or {}) if caps else {}
+                if EXTENSION_ID not in experimental:
+                    run.status, run.reason = (
+                        "failed",
+                        f"the bridge does not advertise {EXTENSION_ID}",
+                    )
+                else:
+                    await _drive(_McpSide(client, timeout), prepared, run)
+        except (
+            Exception
+        ) as exc:  # the bridge failed to start or died: a failed run, with the reason
+            leaf = _leaf(exc)
+            run.status, run.reason = "failed", f"{leaf.__class__.__name__}: {str(leaf)[:300]}"
+        errlog.seek(0)
+        run.stderr_tail = errlog.read()[-STDERR_TAIL_CHARS:]
     run.workspace_unchanged = snapshot(prepared.repo) == before
     return run
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _drive(side: _McpSide, prepared: PreparedCase, run: BindingRun) -> None:

@@ -204,8 +204,8 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
         "|---|---|---|---|---|",
     ]
     for result in results:
-        native = (result.runs.get("native") or [None])[0]
-        mcp = (result.runs.get("mcp-extension") or [None])[0]
+        native = next(iter(result.runs.get("native", [])), None)
+        mcp = next(iter(result.runs.get("mcp-extension", [])), None)
         lines.append(
             f"| {result.case.title} | {result.case.request.call_site} | {_cell(native)} | "
             f"{_cell(mcp)} | {_case_verdict(result.comparison)} |"
