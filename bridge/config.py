@@ -51,6 +51,12 @@ class BridgeSettings(BaseModel):
     text_string_chars: int = Field(default=2000, ge=80)
     text_total_chars: int = Field(default=20000, ge=500)
     max_result_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    inspect_page_chars: int = Field(
+        default=20000,
+        ge=2000,
+        le=1_000_000,
+        description="Largest text content of one asp_inspect page; longer answers are paginated.",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
     @field_validator("log_level", mode="before")

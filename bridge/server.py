@@ -21,6 +21,7 @@ from bridge.config import BridgeSettings
 from bridge.runtime import BridgeRuntime
 from bridge.tools import ToolSpec, register
 from bridge.tools import debug as debug_tools
+from bridge.tools import inspect as inspect_tools
 from bridge.tools import migration as migration_tools
 from bridge.tools import status as status_tools
 from host_client import HostClient
@@ -34,6 +35,7 @@ INSTRUCTIONS = (
 )
 CORE_TOOLS: tuple[ToolSpec, ...] = (
     *status_tools.TOOLS,
+    *inspect_tools.TOOLS,
     *debug_tools.TOOLS,
     *migration_tools.TOOLS,
 )

@@ -1,0 +1,189 @@
+"""Compact text for `asp_inspect`: one line per node or edge (kind, name, `path:line`), and pages.
+
+Everything here reads an untrusted host result: values are type-checked, control characters and
+line breaks removed and each string capped, so one host string can neither break the one-line
+layout nor blow the page size. Lines are 1-based (graph positions on the wire are 0-based).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.fence import cap_string, clean_text
+
+FIELD_CHARS = 200
+CURSOR_VERSION = 1
+MAX_CURSOR_CHARS = 2000
+
+
+def text_of(value: Any, limit: int = FIELD_CHARS) -> str:
+    """A host string as one capped line; anything else as `?`."""
+    if not isinstance(value, str):
+        return "?"
+    flat = " ".join(clean_text(value).split())
+    return cap_string(flat, limit) if flat else "''"
+
+
+def where(location: Any) -> str | None:
+    """`path:line` (1-based) of a graph location, `path` without a range, None without a path."""
+    if not isinstance(location, dict) or not isinstance(location.get("path"), str):
+        return None
+    path = text_of(location["path"])
+    start = (
+        location.get("range", {}).get("start") if isinstance(location.get("range"), dict) else None
+    )
+    line = start.get("line") if isinstance(start, dict) else None
+    if isinstance(line, int) and not isinstance(line, bool) and line >= 0:
+        return f"{path}:{line + 1}"
+    return path
+
+
+def node_line(node: Any) -> str:
+    """`kind name path:line [id=...] [test]`; the id only when it adds more than path and name."""
+    if not isinstance(node, dict):
+        return "(unreadable node)"
+    kind, name = text_of(node.get("kind"), 40), text_of(node.get("name"))
+    location = where(node.get("location")) or "(no location)"
+    parts = [kind, name, location]
+    raw_id, raw_path = node.get("id"), (node.get("location") or {}).get("path")
+    if isinstance(raw_id, str) and raw_id not in (raw_path, f"{raw_path}::{node.get('name')}"):
+        parts.append(f"id={text_of(raw_id)}")
+    if node.get("test") is True and node.get("kind") != "test":
+        parts.append("[test]")
+    return " ".join(parts)
+
+
+def edge_line(edge: Any) -> str:
+    """`kind from -> to path:line` (the location when the edge has one)."""
+    if not isinstance(edge, dict):
+        return "(unreadable edge)"
+    line = (
+        f"{text_of(edge.get('kind'), 40)} {text_of(edge.get('from'))} -> {text_of(edge.get('to'))}"
+    )
+    location = where(edge.get("location"))
+    return f"{line} {location}" if location else line
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def provider_results(host_result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(provider id, graph result) pairs of `data.results`, skipping malformed entries."""
+    data = host_result.get("data")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for entry in _list(data.get("results") if isinstance(data, dict) else None):
+        if isinstance(entry, dict) and isinstance(entry.get("result"), dict):
+            out.append((text_of(entry.get("provider"), 80), entry["result"]))
+    return out
+
+
+def item_lines(host_result: dict[str, Any], verb: str) -> list[str]:
+    """Every node and edge of the host's answer as one line, in answer order (changed nodes first
+    for impact); lines carry a `[provider]` prefix when more than one provider answered."""
+    results = provider_results(host_result)
+    lines: list[str] = []
+    for provider, graph in results:
+        prefix = f"[{provider}] " if len(results) > 1 else ""
+        data = graph.get("data") if isinstance(graph.get("data"), dict) else {}
+        if verb == "impact":
+            lines.extend(f"{prefix}changed {node_line(n)}" for n in _list(data.get("changedNodes")))
+        lines.extend(prefix + node_line(n) for n in _list(graph.get("nodes")))
+        lines.extend(prefix + edge_line(e) for e in _list(graph.get("edges")))
+    return lines
+
+
+def impact_counts(host_result: dict[str, Any]) -> tuple[int, int]:
+    """(impacted files, impacted test files) over every provider's impact answer."""
+    files: set[str] = set()
+    tests: set[str] = set()
+    for _, graph in provider_results(host_result):
+        data = graph.get("data") if isinstance(graph.get("data"), dict) else {}
+        files.update(f for f in _list(data.get("impactedFiles")) if isinstance(f, str))
+        for node in _list(graph.get("nodes")):
+            if isinstance(node, dict) and node.get("test") is True:
+                path = (node.get("location") or {}).get("path")
+                if isinstance(path, str):
+                    tests.add(path)
+    return len(files), len(tests)
+
+
+def provider_truncated(host_result: dict[str, Any]) -> bool:
+    return any(
+        isinstance(graph.get("data"), dict) and graph["data"].get("truncated") is True
+        for _, graph in provider_results(host_result)
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    """The slice of item lines shown, and where the next page starts (None on the last page)."""
+
+    start: int
+    lines: list[str]
+    total: int
+
+    @property
+    def next_offset(self) -> int | None:
+        end = self.start + len(self.lines)
+        return end if end < self.total else None
+
+
+def take_page(lines: list[str], start: int, budget: int) -> Page:
+    """As many lines from *start* as fit in *budget* characters (newlines counted); at least one."""
+    chosen: list[str] = []
+    used = 0
+    for line in lines[start:]:
+        cost = len(line) + 1
+        if chosen and used + cost > budget:
+            break
+        chosen.append(line)
+        used += cost
+    return Page(start, chosen, len(lines))
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where the next page starts, for which query, as of which host baseline."""
+
+    offset: int
+    query: str
+    baseline: dict[str, str]
+
+
+class CursorError(ValueError):
+    """A cursor this tool did not issue, or one that was altered."""
+
+
+def encode_cursor(cursor: Cursor) -> str:
+    raw = {"v": CURSOR_VERSION, "o": cursor.offset, "q": cursor.query, "b": cursor.baseline}
+    text = json.dumps(raw, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return base64.urlsafe_b64encode(text).decode("ascii").rstrip("=")
+
+
+def decode_cursor(value: str) -> Cursor:
+    if len(value) > MAX_CURSOR_CHARS:
+        raise CursorError("cursor is too long")
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise CursorError("cursor is not one asp_inspect issued") from None
+    if not isinstance(raw, dict) or raw.get("v") != CURSOR_VERSION:
+        raise CursorError("cursor is not one asp_inspect issued")
+    offset, query, baseline = raw.get("o"), raw.get("q"), raw.get("b")
+    if (
+        not isinstance(offset, int)
+        or isinstance(offset, bool)
+        or offset < 0
+        or not isinstance(query, str)
+        or not isinstance(baseline, dict)
+        or not isinstance(baseline.get("rev"), str)
+        or set(baseline) - {"rev", "dirty"}
+        or not all(isinstance(v, str) and len(v) <= 300 for v in baseline.values())
+    ):
+        raise CursorError("cursor is malformed")
+    return Cursor(offset, query, dict(baseline))
