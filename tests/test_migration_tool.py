@@ -17,7 +17,6 @@ from asp_protocol.canonical import blob_id
 from bridge.config import BridgeSettings
 from bridge.migration.legacy_names import PROTOCOL_LEGACY_NAMES
 from bridge.server import create_server
-from bridge.tools import migration
 from tests.support.gitrepo import git, make_repo, snapshot_tree, write_files
 from tests.support.mcp_helpers import assert_labelled, bad_host_argv
 from tests.support.old_tool import asp_diagnostics, run_pyflakes, sarif_log
@@ -55,7 +54,7 @@ LEGACY = ["judge", "rox", "act", "cix", "judge/publishDiagnostics", "lint"]
 @asynccontextmanager
 async def bridge(repo: Path, host: list[str] | None = None) -> AsyncIterator[Client]:
     settings = BridgeSettings(repo=repo, host=host, timeout=60.0)
-    server = create_server(settings, extra_tools=migration.TOOLS)
+    server = create_server(settings)
     with anyio.fail_after(90):
         async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
             yield client

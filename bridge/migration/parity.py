@@ -256,7 +256,18 @@ def _only_old(side: _Side, asps: list[_Side], changed: set[str] | None) -> OnlyO
     elif not any(a.finding.path == f.path and a.kind == side.kind for a in asps):
         reason = f"the host reported no {side.kind!r} finding in this file"
     else:
-        reason = "the host's findings of this rule in this file are elsewhere or already paired"
+        lines = sorted(
+            {
+                a.finding.start.line + 1
+                for a in asps
+                if a.finding.path == f.path and a.kind == side.kind and a.finding.start
+            }
+        )
+        shown = ", ".join(str(n) for n in lines[:10]) or "no line"
+        reason = (
+            f"the host's {side.kind!r} findings in this file are at line(s) {shown} and none "
+            "matches this one (different name, or too far and already paired)"
+        )
     return OnlyOldFinding(
         finding=f,
         rule_kind=side.kind,

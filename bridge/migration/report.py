@@ -160,18 +160,25 @@ def _parity_text(section: ParitySection | None) -> list[str]:
         f"  old {c.old}  asp {c.asp}  matched {c.matched}  only-old {c.only_old} (parity blockers)  "
         f"only-ASP {c.only_asp}"
     )
-    rows = [("", "old tool", "ASP host", "rule kind", "how")]
-    for m in r.matched:
-        delta = f", line {m.line_delta:+d}" if m.line_delta else ""
-        rows.append(("matched", _where(m.old), _where(m.asp), m.rule_kind or "-", m.method + delta))
-    for o in r.only_old:
-        rows.append(
-            ("ONLY-OLD", _finding_line(o.finding), "-", o.rule_kind or "?", _clean(o.reason, 90))
+    if r.matched:
+        lines.append(f"  matched ({c.matched}):")
+        rows = [("old tool", "ASP host", "rule kind", "how")]
+        for m in r.matched:
+            delta = f", line {m.line_delta:+d}" if m.line_delta else ""
+            rows.append((_where(m.old), _where(m.asp), m.rule_kind or "-", m.method + delta))
+        lines += ["    " + row for row in _table(rows)]
+    if r.only_old:
+        lines.append(
+            f"  ONLY-OLD ({c.only_old}), parity blockers: the old tool found these, the host did not"
         )
-    for a in r.only_asp:
-        rows.append(("only-ASP", "-", _finding_line(a.finding), a.rule_kind, _clean(a.reason, 90)))
-    if len(rows) > 1:
-        lines += ["  " + row for row in _table(rows)]
+        for o in r.only_old:
+            lines.append(f"    {_finding_line(o.finding)}")
+            lines.append(f"      why: {_clean(o.reason, 200)}")
+    if r.only_asp:
+        lines.append(f"  only-ASP ({c.only_asp}): the host found these, the old tool did not")
+        for x in r.only_asp:
+            lines.append(f"    {_finding_line(x.finding)}")
+            lines.append(f"      why: {_clean(x.reason, 200)}")
     lines += [f"  note: {_clean(n, 300)}" for n in r.notes]
     return lines
 
