@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +20,13 @@ from asp_protocol.canonical import blob_id, changeset_digest, config_digest, dig
 from asp_protocol.errors import AspError
 from asp_protocol.host_owned import find_host_owned_fields
 from support.definitions import load_json, require_definitions, schema_errors
+from support.gitrepo import write_files
 from support.host_checks import (
     ASSESSMENT_REF,
     assert_degraded,
     assert_named,
     check_envelope,
+    check_status,
     find_degraded,
     granted_for,
     mentions,
@@ -32,6 +35,7 @@ from support.host_checks import (
     server,
     validate,
 )
+from support.host_harness import HostProcess
 from support.host_pool import HostPool, head_tree
 from support.host_scenarios import (
     CALL_SITES,
@@ -130,6 +134,19 @@ def test_core_host_status(pool: HostPool) -> None:
     assert after["authorityEvidence"]["authority"]["granted"] is True
 
 
+def test_core_host_status_outside_git(tmp_path: Path) -> None:
+    """Outside git the baseline is `tree:` + digest of the sorted [path, blobId] list (DESIGN §3)."""
+    write_files(tmp_path, {"a/x.py": "x = 1\n", "b.txt": "b\n"})
+    host = HostProcess(tmp_path).start()
+    try:
+        status = host.call("host/status", {})
+        check_status(status)
+    finally:
+        assert host.stop() == 0
+    pairs = sorted([["a/x.py", blob_id(b"x = 1\n")], ["b.txt", blob_id(b"b\n")]])
+    assert status["workspace"]["baseline"] == {"rev": "tree:" + digest(pairs)}
+
+
 def test_core_host_status_rejected_policy(pool: HostPool) -> None:
     """A repository policy with a forbidden launch key is rejected, visibly, and never allows."""
     bad_policy = {**policy_for(CLEAN), "command": "rm -rf /"}
@@ -196,6 +213,13 @@ def _evaluate_allow(pool: HostPool) -> None:
     working = hut.call("host/workingChangeset", {"paths": ["src/core_allow.py"]})
     assert working["baseline"]["rev"] == changeset["baseline"]["rev"]
     assert working["changeset"]["changes"] == changeset["changes"]
+
+    odd = hut.changeset({"src/naïve name with spaces.py": "N = 1\n", "docs/notes.txt": None})
+    assert hut.evaluate("gate", odd)["decision"] == "allow", "unicode paths and deletes evaluate"
+    moved = {"path": "src/moved.py", "kind": "rename", "from": "src/util.py"}
+    moved["before"] = blob_id((hut.repo / "src/util.py").read_bytes())
+    renamed = hut.evaluate("gate", {"baseline": hut.baseline(), "changes": [moved]})
+    assert renamed["decision"] == "allow", renamed["coverage"]
 
 
 def _evaluate_deny(pool: HostPool) -> None:
