@@ -447,12 +447,20 @@ def test_core_provider_quarantined(pool: HostPool) -> None:
 
 @pytest.mark.parametrize(
     "fake",
-    [Fake("version-refusal"), Fake("clean", id="fake-speaks-0-1", protocol="asp/0.1")],
-    ids=["version-refusal", "protocol-mismatch"],
+    [
+        Fake("version-refusal"),
+        Fake("clean", id="fake-speaks-0-1", protocol="asp/0.1"),
+        Fake("clean", id="fake-legacy", protocol="asp/0.1", manifest_protocols=("asp/0.1",)),
+    ],
+    ids=["version-refusal", "protocol-mismatch", "legacy-0.1-per-manifest"],
 )
 def test_core_provider_skewed(pool: HostPool, fake: Fake) -> None:
     config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
     result = evaluate_edit(pool, config)
+    if fake.manifest_protocols == ("asp/0.1",):
+        # control: a trusted manifest that says asp/0.1 is negotiated exactly, not skewed
+        assert result["decision"] == "allow", result["coverage"]
+        return
     assert result["decision"] == "indeterminate"
     named(result, "skewed", fake.pid)
 
