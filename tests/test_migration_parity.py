@@ -274,7 +274,8 @@ def test_degraded_host_run_and_unreadable_host_findings_are_noted() -> None:
 
 
 def test_a_hostile_decision_does_not_break_parity() -> None:
-    for junk in (None, [], {"findings": "x", "coverage": 3}, {"findings": [1, None, "a"]}):
+    junks: list[Any] = [None, [], {"findings": "x", "coverage": 3}, {"findings": [1, None, "a"]}]
+    for junk in junks:
         result, _ = parity_from_decision([], junk)
         assert result.counts.asp == 0
 

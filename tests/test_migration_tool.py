@@ -125,7 +125,7 @@ async def test_parity_table_on_a_real_change(repo: Path, shape: str) -> None:
     assert rows["judge/publishDiagnostics"]["status"] == "not-served"
     assert rows["lint"]["status"] == "unknown-legacy-name"
 
-    text = result.content[0].text
+    text = getattr(result.content[0], "text", "")
     assert "replacementClaimed: false" in text and "ONLY-OLD" in text and "only-ASP" in text
     assert "<<<UNTRUSTED MIGRATION REPORT" in text
 
