@@ -1,4 +1,7 @@
-"""Read-grant path globs (PROTOCOL §6.4): `**` spans directories, `*`/`?` stay in one segment, `!` excludes."""
+"""Read-grant path globs (PROTOCOL §6.4), one matcher for the host that enforces and the provider that obeys.
+
+`**` spans directories, `*`/`?` stay in one segment, `!` excludes.
+"""
 
 from __future__ import annotations
 

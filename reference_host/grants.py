@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
+from asp_protocol.grants import ReadGrant
 
 # Always excluded from a grant, whatever the provider asked for.
 HOST_EXCLUDES: tuple[str, ...] = ("!.git/**", "!**/.env", "!**/.env.*")
 DEFAULT_READ: tuple[str, ...] = ("**/*",)
-
-
-@lru_cache(maxsize=512)
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """`**` spans directories, `*` and `?` stay within one path segment."""
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 def narrow_read(requested: list[str] | None) -> list[str]:
@@ -42,11 +17,4 @@ def narrow_read(requested: list[str] | None) -> list[str]:
 
 def in_grant(path: str, grant: list[str]) -> bool:
     """True when *path* matches a positive glob and no `!` exclusion."""
-    allowed = False
-    for glob in grant:
-        if glob.startswith("!"):
-            if glob_regex(glob[1:]).match(path):
-                return False
-        elif not allowed and glob_regex(glob).match(path):
-            allowed = True
-    return allowed
+    return ReadGrant(grant).allows(path)

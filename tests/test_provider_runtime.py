@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from asp_protocol.errors import AspError
+from asp_protocol.grants import ReadGrant
 from reference_host.providers.configuration import Setting, resolve_configuration
-from reference_host.providers.grant import ReadGrant
 from tests.support.definitions import assert_valid
 from tests.support.provider_host import provider_host, wait_exit, wait_sent
 

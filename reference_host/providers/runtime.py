@@ -22,10 +22,10 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from asp_protocol import ASP_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.framing import stdio_byte_streams
+from asp_protocol.grants import ReadGrant
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from reference_host.providers import PROVIDER_VERSION, PUBLISHER
 from reference_host.providers.callbacks import HostCallbacks
-from reference_host.providers.grant import ReadGrant
 
 log = logging.getLogger("asp.provider")
 

@@ -21,8 +21,8 @@ from anyio.abc import Process, TaskGroup
 
 from asp_protocol.canonical import blob_id, digest
 from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.grants import ReadGrant
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, WireEvent
-from reference_host.providers.grant import ReadGrant
 
 LIMITS = {"cpuPct": 50, "memoryMb": 512, "wallclockMs": 30000, "fd": 256}
 READ_ONLY_GRANT: dict[str, Any] = {
