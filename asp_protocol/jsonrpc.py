@@ -101,8 +101,12 @@ class JsonRpcEndpoint:
         name: str = "peer",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         on_wire: Callable[[WireEvent], None] | None = None,
+        drain_seconds: float = 5.0,
     ) -> None:
         self.name = name
+        self._drain_seconds = drain_seconds
+        self._idle = anyio.Event()
+        self._idle.set()
         self._reader = LineReader(receive, max_line_bytes)
         self._send_stream = send
         self._send_lock = anyio.Lock()
@@ -113,6 +117,7 @@ class JsonRpcEndpoint:
         self._inflight: dict[RequestId, _Inflight] = {}
         self._on_wire = on_wire
         self._closed = False
+        self._receiving_done = False
         self._close_reason = "connection closed"
         self.closed_event = anyio.Event()
 
@@ -146,7 +151,7 @@ class JsonRpcEndpoint:
         on_progress: ProgressCallback | None = None,
     ) -> Any:
         """Send a request and wait for its result; raises AspError, RequestTimeout or ConnectionClosed."""
-        if self._closed:
+        if self._closed or self._receiving_done:
             raise ConnectionClosed(f"{self.name}: {self._close_reason}")
         request_id = next(self._ids)
         pending = _Pending(method, on_progress)
@@ -215,7 +220,11 @@ class JsonRpcEndpoint:
     # -- incoming -----------------------------------------------------------------------------
 
     async def serve(self) -> None:
-        """Read and dispatch until the stream ends; then fail every pending request."""
+        """Read and dispatch until the stream ends; then fail every pending request.
+
+        Requests already received when the stream ends still get their answers (for up to
+        `drain_seconds`), so `printf '...' | host serve` works like a long-lived session.
+        """
         try:
             async with anyio.create_task_group() as tg:
                 try:
@@ -224,21 +233,29 @@ class JsonRpcEndpoint:
                         if line is None:
                             break
                         await self._dispatch_line(line, tg)
+                    self._fail_pending("peer closed the stream")
+                    with anyio.move_on_after(self._drain_seconds):
+                        await self._idle.wait()
                 finally:
                     self._mark_closed("peer closed the stream")
                     tg.cancel_scope.cancel()
         finally:
             self._mark_closed("peer closed the stream")
 
-    def _mark_closed(self, reason: str) -> None:
-        if self._closed:
-            return
-        self._closed = True
+    def _fail_pending(self, reason: str) -> None:
+        """No more responses can arrive: fail what waits, and refuse new requests from now on."""
+        self._receiving_done = True
         self._close_reason = reason
         for pending in self._pending.values():
             if not pending.done.is_set():
                 pending.error = ConnectionClosed(f"{self.name}: {reason}")
                 pending.done.set()
+
+    def _mark_closed(self, reason: str) -> None:
+        if self._closed:
+            return
+        self._fail_pending(reason)
+        self._closed = True
         self.closed_event.set()
 
     async def _dispatch_line(self, line: bytes | OversizedLine, tg: TaskGroup) -> None:
@@ -320,6 +337,8 @@ class JsonRpcEndpoint:
         context = RequestContext(request_id, method, self)
         inflight = _Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
         self._inflight[request_id] = inflight
+        if self._idle.is_set():
+            self._idle = anyio.Event()
         tg.start_soon(self._run_handler, registration.handler, message.get("params"), inflight)
 
     async def _run_handler(self, handler: RequestHandler, params: Any, inflight: _Inflight) -> None:
@@ -354,6 +373,8 @@ class JsonRpcEndpoint:
             pass
         finally:
             self._inflight.pop(request_id, None)
+            if not self._inflight:
+                self._idle.set()
             log.debug(
                 "%s: %s took %.1f ms",
                 self.name,

@@ -295,3 +295,27 @@ async def test_stdio_streams_serve_a_real_subprocess_over_pipes() -> None:
                 await client.closed_event.wait()
             tg.cancel_scope.cancel()
         assert await process.wait() == 0
+
+
+async def test_requests_received_before_eof_are_still_answered() -> None:
+    """`printf '<request>' | host serve`: the answer must come out even though stdin closed at once."""
+    left, right = socket.socketpair()
+    server_stream = await SocketStream.from_socket(left)
+    server = JsonRpcEndpoint(server_stream, server_stream, name="server")
+
+    async def slow(params: Any, ctx: RequestContext) -> Any:
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        return "answered"
+
+    server.register("slow", slow)
+    right.sendall(b'{"jsonrpc":"2.0","id":1,"method":"slow"}\n')
+    right.shutdown(socket.SHUT_WR)
+    with anyio.fail_after(10):
+        await server.serve()
+    right.settimeout(5)
+    reply = json.loads(right.recv(65536).split(b"\n", 1)[0])
+    right.close()
+    assert reply == {"jsonrpc": "2.0", "id": 1, "result": "answered"}
+    with pytest.raises(ConnectionClosed):
+        await server.request("anything")
