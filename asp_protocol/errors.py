@@ -90,7 +90,8 @@ class AspError(Exception):
                 "peer sent a malformed error object",
                 fail_class="contract",
             )
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        raw_data = error.get("data")
+        data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
         fail_class = data.get("failClass")
         if fail_class not in ("health", "contract", "policy", "input"):
             fail_class = None
