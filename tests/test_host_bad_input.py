@@ -111,6 +111,11 @@ def test_unknown_notification_gets_no_answer(hut: HostUnderTest) -> None:
             "timeoutMs": "soon",
         },
         {"callSite": "gate", "changeset": {"baseline": {"rev": "x"}, "changes": []}, "extra": 1},
+        {
+            "callSite": "gate",
+            "changeset": {"baseline": {"rev": "x"}, "changes": []},
+            "comparison": "resolved",
+        },
     ],
     ids=[
         "list",
@@ -122,6 +127,7 @@ def test_unknown_notification_gets_no_answer(hut: HostUnderTest) -> None:
         "no-baseline",
         "timeout-string",
         "unknown-field",
+        "comparison-resolved",
     ],
 )
 def test_wrong_param_types(hut: HostUnderTest, params: Any) -> None:

@@ -124,13 +124,18 @@ def test_hostile_stale_assessment(pool: HostPool, behavior: str) -> None:
     assert not mentions(result["coverage"]["ran"], REQ)
 
 
-@pytest.mark.parametrize("case", ["unknown-rev", "old-dirty", "fabricated-blob", "current-dirty"])
+@pytest.mark.parametrize(
+    "case", ["unknown-rev", "old-dirty", "fabricated-blob", "stale-before-blob", "current-dirty"]
+)
 def test_hostile_stale_assessment_candidate_side(pool: HostPool, case: str) -> None:
     """Stale candidate input (host freshness): only `{rev}` or the current `{rev, dirty}` is fresh."""
     hut = pool.get(one_provider("clean"))
     changes = hut.edit({f"src/h_candidate_{case}.py": f"S = {len(case)}\n"})
     if case == "unknown-rev":
-        changeset = {"baseline": {"rev": "git:tree:" + "0" * 40}, "changes": changes}
+        changeset: dict[str, Any] = {
+            "baseline": {"rev": "git:tree:" + "0" * 40},
+            "changes": changes,
+        }
     elif case == "old-dirty":
         changeset = {
             "baseline": {**hut.baseline(), "dirty": "sha256:" + "0" * 64},
@@ -146,6 +151,10 @@ def test_hostile_stale_assessment_candidate_side(pool: HostPool, case: str) -> N
             "baseline": {"rev": current["rev"], "dirty": current["dirty"]},
             "changes": [change],
         }
+    elif case == "stale-before-blob":
+        drifted = hut.edit({"src/app.py": "def add(a, b):\n    return b + a\n"})[0]
+        drifted["before"] = blob_id(b"not what HEAD holds\n")
+        changeset = {"baseline": hut.baseline(), "changes": [drifted]}
     else:
         fabricated = blob_id(b"content that exists nowhere\n")
         change = {"path": "src/h_fabricated.py", "kind": "create", "after": fabricated}
@@ -156,7 +165,7 @@ def test_hostile_stale_assessment_candidate_side(pool: HostPool, case: str) -> N
         return
     assert result["decision"] == "indeterminate"
     entry = assert_degraded(result, "stale-baseline")
-    if case == "fabricated-blob":
+    if case in ("fabricated-blob", "stale-before-blob"):
         assert entry["detail"].startswith("blob_unavailable:"), entry
 
 
@@ -363,7 +372,7 @@ def test_hostile_insufficient_assurance(pool: HostPool) -> None:
 # -- HOSTILE-POLICY-SELF-AUTHORIZATION -------------------------------------------------------
 
 
-@pytest.mark.parametrize("edit", ["weaken-policy", "new-file-under-asp"])
+@pytest.mark.parametrize("edit", ["weaken-policy", "new-file-under-asp", "claimed-base-policy"])
 def test_hostile_policy_self_authorization(pool: HostPool, edit: str) -> None:
     hut = pool.get(one_provider("clean"))
     base_digest = hut.status()["policy"]["policyDigest"]
@@ -372,8 +381,16 @@ def test_hostile_policy_self_authorization(pool: HostPool, edit: str) -> None:
         for gate in weakened["gates"].values():
             gate["requiredRequirements"] = []
         files: dict[str, str | None] = {".asp/asp.json": json.dumps(weakened, indent=2) + "\n"}
-    else:
+    elif edit == "new-file-under-asp":
         files = {".asp/local.json": '{"weakenGate": true}\n'}
+    else:
+        # the harness claims a different base policy: a policy mismatch is never an allow
+        claimed = {"basePolicyDigest": "sha256:" + "0" * 64}
+        result = hut.evaluate("gate", hut.changeset({"src/h_policy.py": "P = 0\n"}), **claimed)
+        assert result["decision"] == "indeterminate"
+        assert result["policyDigest"] == base_digest
+        assert result["coverage"]["degraded"], "the mismatch is visible"
+        return
     result = hut.evaluate("gate", hut.changeset({**files, "src/h_policy.py": "P = 1\n"}))
     assert result["decision"] == "indeterminate"
     entry = assert_degraded(result, "policy-self-authorization")

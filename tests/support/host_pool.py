@@ -9,6 +9,7 @@ itself wrote, after every evaluation and when the host stops: the host must neve
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ class HostUnderTest:
 
     # -- real file edits --------------------------------------------------------------------
 
-    def edit(self, files: dict[str, str | bytes | None]) -> list[dict[str, Any]]:
+    def edit(self, files: Mapping[str, str | bytes | None]) -> list[dict[str, Any]]:
         """Write (or delete, for None) work-tree files and return their ChangeSet changes vs HEAD."""
         changes: list[dict[str, Any]] = []
         for rel, content in files.items():
@@ -113,7 +114,7 @@ class HostUnderTest:
         self._expected = snapshot_tree(self.repo)
         return changes
 
-    def changeset(self, files: dict[str, str | bytes | None]) -> dict[str, Any]:
+    def changeset(self, files: Mapping[str, str | bytes | None]) -> dict[str, Any]:
         return {"baseline": self.baseline(), "changes": self.edit(files)}
 
     def verify_tree(self) -> None:
