@@ -501,6 +501,9 @@ def test_core_provider_fail_open(pool: HostPool, behavior: str, specific: str | 
     gate = hut.evaluate("gate", hut.changeset({"src/core_fail_open.py": "F = 2\n"}))
     assert gate["decision"] == "indeterminate"
     assert "fail-open" not in reasons(gate), "the gate call-site fails closed"
+    sweep = hut.evaluate("sweep", hut.changeset({"src/core_fail_open.py": "F = 3\n"}))
+    assert sweep["decision"] == "indeterminate"
+    assert "fail-open" not in reasons(sweep), "fail-open is for interactive only"
 
 
 # -- CORE-MALFORMED-REQUIRED-PROVIDER --------------------------------------------------------
