@@ -233,3 +233,10 @@ async def test_coverage_only_reads_status_and_capabilities(repo: Path) -> None:
     assert set(envelope["bridgeResult"]["hostResults"]) == {"host/capabilities"}
     wal = next(row for row in report["coverage"] if row["name"] == "crg:wal")
     assert wal["status"] == "not-served" and wal["mapping"]["inferred"] is True
+
+
+async def test_a_non_object_entry_is_named_by_the_parser(repo: Path) -> None:
+    async with bridge(repo) as client:
+        result = await client.call_tool("asp_migration_check", {"findings": [3]})
+    error = assert_labelled(result, is_error=True)["error"]
+    assert error["reason"] == "refused" and "entry 0" in error["message"]
