@@ -29,7 +29,7 @@ from asp_protocol.models import CallSite, ChangeSet, DegradationReason
 from reference_host.context import HostContext
 from reference_host.decision import degradation
 from reference_host.evaluation import load_blobs
-from reference_host.inspect_session import INSPECT_VERBS, open_inspect_session
+from reference_host.inspect_session import INSPECT_VERBS, InspectProviderSession
 from reference_host.inspect_validation import check_inspect_result
 from reference_host.manifests import NOT_CLAIMED
 from reference_host.policy import CALL_SITES, EffectivePolicy, PinnedProvider
@@ -248,9 +248,12 @@ async def _run_target(
     if remaining <= 0:
         return degrade("timed-out", "budget exhausted before launch", "timed-out")
     try:
-        session = await open_inspect_session(ctx, target.provider_id, scope.baseline, remaining)
+        session = await ctx.supervisor.session_for(
+            target.provider_id, scope.baseline, remaining, family="inspect"
+        )
     except SessionFailure as failure:
         return degrade(failure.reason, failure.detail, failure.state)
+    assert isinstance(session, InspectProviderSession)
     target.provenance = _provenance(ctx, target)
     if session.requests_write:
         return degrade(
@@ -266,7 +269,7 @@ async def _run_target(
     record = ctx.supervisor.record(target.provider_id)
     async with session.lock:
         try:
-            raw = await session.inspect_request(
+            raw = await session.scoped_request(
                 method, params, scope, max(0.001, deadline - anyio.current_time())
             )
         except RequestTimeout:

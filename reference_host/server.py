@@ -4,6 +4,7 @@ Provider methods sent here are fast paths around the host: `check/evaluate` / `j
 get a `deny` envelope with degraded `lattice-fast-path` (empty `ran`, no authority evidence);
 `edit/propose`, `act/propose` and `sense/*` get a typed `policy` error. Edit and apply are not
 built: `host/requestEditPlan` / `host/applyProposal` answer a typed `contract` error.
+`host/queryInspect` routes to the inspect providers (`inspect_query.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from asp_protocol.models import CallSite
 from reference_host.context import HostContext
 from reference_host.decision import degradation
 from reference_host.evaluation import evaluate_changeset
+from reference_host.inspect_query import query_inspect
 from reference_host.policy import CALL_SITES
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.status import host_authority_status, host_capabilities, host_status
@@ -40,7 +42,7 @@ FAST_PATH_REFUSED = (
     "sense/query",
     "inspect/references",
 )
-UNBUILT = ("host/requestEditPlan", "host/applyProposal", "host/queryInspect")
+UNBUILT = ("host/requestEditPlan", "host/applyProposal")
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 EOF_GRACE_SECONDS = 5.0
@@ -280,6 +282,7 @@ def build_endpoint(
         return await evaluate_changeset(ctx, params, rpc)
 
     add("host/evaluateChangeset", evaluate)
+    add("host/queryInspect", lambda params, rpc: query_inspect(ctx, params, rpc))
 
     for method in FAST_PATH_CHECK:
 

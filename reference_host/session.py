@@ -17,7 +17,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 from anyio.abc import Process, TaskGroup
@@ -113,7 +113,13 @@ def _encode(data: bytes) -> dict[str, str]:
 
 
 class ProviderSession:
-    """A live provider process and its JSON-RPC endpoint."""
+    """A live provider process and its JSON-RPC endpoint, required to serve one capability family.
+
+    This class serves `check`; a subclass per other family (`InspectProviderSession`) overrides
+    `family` and `_accept_capability`. `Supervisor.session_for(..., family=)` picks the class.
+    """
+
+    family: ClassVar[CapabilityFamily] = "check"
 
     def __init__(
         self, installed: InstalledProvider, workspace_root: str, assurance_mode: str
@@ -248,8 +254,14 @@ class ProviderSession:
             raise SessionFailure(
                 "malformed", "malformed", f"malformed initialize result: {_first(exc)}", counts=True
             ) from exc
-        block = self.init.capabilities.get("check") or self.init.capabilities.get("judge")
-        if block is None or "check" not in self.init.capability_families:
+        self._accept_capability(self.init)
+        permissions = self.init.requested_permissions
+        self.requests_write = bool(permissions and permissions.write)
+
+    def _accept_capability(self, init: InitializeResult) -> None:
+        """Refuse a provider that does not advertise this session's family (here: `check`)."""
+        block = init.capabilities.get("check") or init.capabilities.get("judge")
+        if block is None or "check" not in init.capability_families:
             self.state = "incompatible"
             raise SessionFailure(
                 "unsupported",
@@ -264,8 +276,6 @@ class ProviderSession:
             raise SessionFailure(
                 "malformed", "malformed", f"malformed check capability: {_first(exc)}", counts=True
             ) from exc
-        permissions = self.init.requested_permissions
-        self.requests_write = bool(permissions and permissions.write)
 
     async def _run(self) -> None:
         assert self.endpoint is not None and self.process is not None
@@ -310,18 +320,30 @@ class ProviderSession:
         on_progress: Callable[[Any], Awaitable[None]] | None,
     ) -> Any:
         """Send `check/evaluate` with *scope* as the readable set; raises what the endpoint raises."""
-        assert self.endpoint is not None
-        if self.baseline != scope.baseline:
-            await self.endpoint.notify("workspace/baselineChanged", {"baseline": scope.baseline})
-            self.baseline = scope.baseline
         if self.protocol_version == ASP_LEGACY_PROTOCOL_VERSION:
             params = {**params, "callSite": params.get("callSite", "gate")}
         else:
             params = {k: v for k, v in params.items() if k != "callSite"}
+        return await self.scoped_request("check/evaluate", params, scope, timeout, on_progress)
+
+    async def scoped_request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        scope: EvaluationScope,
+        timeout: float,
+        on_progress: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> Any:
+        """One provider request during which callbacks may read *scope* (the caller holds `lock`);
+        the provider hears `workspace/baselineChanged` first when the baseline moved."""
+        assert self.endpoint is not None
+        if self.baseline != scope.baseline:
+            await self.endpoint.notify("workspace/baselineChanged", {"baseline": scope.baseline})
+            self.baseline = scope.baseline
         self.scope = scope
         try:
             return await self.endpoint.request(
-                "check/evaluate", params, timeout=timeout, on_progress=on_progress
+                method, params, timeout=timeout, on_progress=on_progress
             )
         finally:
             self.scope = None

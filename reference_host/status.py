@@ -1,7 +1,10 @@
 """Results of `host/status`, `host/capabilities` and `host/authority/status`.
 
 Status is cheap by design: it reads one `git status`, the cached baseline policy and the trusted
-manifests, and never launches a provider (an unlaunched provider shows `installed`).
+manifests, and never launches a provider (an unlaunched provider shows `installed`). The host
+serves `check` and `inspect`: `check` is available through an enrolled provider; `inspect` also
+through an advisory trusted provider (e.g. the built-in `asp-python-inspect`) while no policy
+requirement asks for inspect; `edit` is never available (unbuilt profile).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from reference_host.supervisor import ProviderRecord
 from reference_host.workspace import WorkTreeState
 
 FAMILIES = ("inspect", "check", "edit")
+SERVED = ("inspect", "check")  # families this host routes (edit is an unbuilt profile)
 LEGACY = {"inspect": "sense", "check": "judge", "edit": "act"}
 LOCAL_OVERRIDE = ".asp/local.json"
 
@@ -65,9 +69,9 @@ def enrollments(ctx: HostContext, policy: EffectivePolicy) -> list[Enrollment]:
 
 
 def provider_degraded(
-    ctx: HostContext, policy: EffectivePolicy, entry: Enrollment
+    ctx: HostContext, policy: EffectivePolicy, entry: Enrollment, family: str = "check"
 ) -> list[dict[str, Any]]:
-    """What stops this provider from satisfying its requirements right now."""
+    """What stops this provider from serving *family* for its requirements right now."""
     record = entry.record
     out: list[dict[str, Any]] = []
     requirement = entry.pins[0][0] if entry.pins else None
@@ -81,7 +85,7 @@ def provider_degraded(
                 reason,
                 "no trusted manifest for this provider",
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state="unavailable",
             )
         ]
@@ -92,7 +96,7 @@ def provider_degraded(
                 "quarantined",
                 record.last_detail or "quarantined",
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state="quarantined",
             )
         )
@@ -103,7 +107,7 @@ def provider_degraded(
                 "incompatible",
                 f"manifest {installed.state}: {installed.detail}",
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state="incompatible",
             )
         )
@@ -114,7 +118,7 @@ def provider_degraded(
                 "skewed",
                 "manifest lists no protocol version this host speaks (asp/1.0, asp/0.1)",
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state="incompatible",
             )
         )
@@ -125,7 +129,7 @@ def provider_degraded(
                 record.last_reason,
                 record.last_detail,
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state=state,
             )
         )
@@ -136,7 +140,7 @@ def provider_degraded(
                 "direct-write-risk",
                 "manifest declares filesystem write access",
                 requirement=requirement,
-                capability="check",
+                capability=family,
                 provider_state=state,
             )
         )
@@ -149,11 +153,22 @@ def provider_degraded(
                     "missing-authority",
                     "pin does not match: " + "; ".join(check.mismatches),
                     requirement=requirement_id,
-                    capability="check",
+                    capability=family,
                     provider_state=state,
                 )
             )
     return out
+
+
+def _pinned_families(policy: EffectivePolicy, entry: Enrollment) -> list[str]:
+    """Without a manifest, a provider is expected to serve what its requirements ask for."""
+    families: list[str] = []
+    for requirement_id, _ in entry.pins:
+        requirement = policy.requirement(requirement_id)
+        for family in requirement.capabilities if requirement else ():
+            if family not in families:
+                families.append(family)
+    return families or ["check"]
 
 
 def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) -> dict[str, Any]:
@@ -163,10 +178,9 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
     capabilities = (
         list(dict.fromkeys(manifest.capabilities))
         if manifest and manifest.capabilities
-        else ["check"]
+        else _pinned_families(policy, entry)
     )
     lifecycle = record.current_lifecycle()
-    degraded = provider_degraded(ctx, policy, entry)
     if entry.pins:
         requirement_id, pin = entry.pins[0]
         _, evidence = ctx.authority(pin, requirement_id, policy)
@@ -202,12 +216,13 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
     states = {}
     for family in FAMILIES:
         advertised = family in capabilities
+        served = advertised and family in SERVED
         states[family] = {
             "capability": family,
             "advertised": advertised,
-            "available": advertised and usable and family == "check",
+            "available": served and usable,
             "lifecycleState": lifecycle,
-            "degraded": degraded if family == "check" and advertised else [],
+            "degraded": provider_degraded(ctx, policy, entry, family) if served else [],
         }
     status: dict[str, Any] = {
         "id": entry.id,
@@ -275,12 +290,13 @@ def gate_statuses(
                         requirement=requirement_id,
                     )
                 )
+            family = next((f for f in SERVED if f in requirement.capabilities), "check")
             for pin in requirement.authority.providers:
                 if pin.id not in providers:
                     providers.append(pin.id)
                     degraded.extend(
                         d
-                        for d in provider_degraded(ctx, policy, by_id[pin.id])
+                        for d in provider_degraded(ctx, policy, by_id[pin.id], family)
                         if d not in degraded
                     )
         gates[site] = {
@@ -322,8 +338,11 @@ def capability_coverage(
                 providers.append(entry.id)
                 degraded.extend(health["degraded"])
                 required_for.extend(s for s in entry.required_for if s not in required_for)
-        available = family == "check" and any(
-            s["available"] and s["role"] != "advisory" for s in states
+        # check needs an enrolled provider; inspect also routes to advisory (trusted, unpinned)
+        # providers when no policy requirement asks for inspect (see inspect_query.inspect_targets)
+        advisory_ok = family == "inspect" and not _requires(policy, family)
+        available = family in SERVED and any(
+            s["available"] and (advisory_ok or s["role"] != "advisory") for s in states
         )
         coverage[family] = {
             "available": available,
@@ -334,6 +353,16 @@ def capability_coverage(
             "legacyAliases": [LEGACY[family]],
         }
     return coverage
+
+
+def _requires(policy: EffectivePolicy, family: str) -> bool:
+    """Whether a requirement in force at some call-site asks for *family*."""
+    for site in CALL_SITES:
+        for requirement_id in (*policy.required_ids(site), *policy.optional_ids(site)):
+            requirement = policy.requirement(requirement_id)
+            if requirement is not None and family in requirement.capabilities:
+                return True
+    return False
 
 
 @dataclass

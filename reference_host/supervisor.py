@@ -3,6 +3,8 @@
 A provider is launched on first use, reused while it stays healthy, relaunched after it dies,
 and quarantined after `QUARANTINE_AFTER` consecutive failures (crash, timeout, malformed
 initialize). Quarantine lasts for the host process's life and shows in status and authority status.
+A session is initialized for one capability family (`check`, `inspect`); a warm session is reused
+only for the family it was initialized for.
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from asp_protocol.models import DegradationReason, LifecycleState
+from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
+from reference_host.inspect_session import InspectProviderSession
 from reference_host.manifests import InstalledProvider
 from reference_host.session import ProviderSession, SessionFailure
 
 log = logging.getLogger(__name__)
 
 QUARANTINE_AFTER = 3
+SESSION_TYPES: dict[CapabilityFamily, type[ProviderSession]] = {
+    "check": ProviderSession,
+    "inspect": InspectProviderSession,
+}
 
 
 @dataclass
@@ -91,9 +98,19 @@ class Supervisor:
         return record
 
     async def session_for(
-        self, provider_id: str, baseline: dict[str, Any], timeout: float
+        self,
+        provider_id: str,
+        baseline: dict[str, Any],
+        timeout: float,
+        family: CapabilityFamily = "check",
     ) -> ProviderSession:
-        """A live, initialized session: the warm one, or a fresh launch; raises SessionFailure."""
+        """A live session initialized for capability *family*: the warm one, or a fresh launch
+        (a warm session of another family is stopped first); raises SessionFailure."""
+        session_type = SESSION_TYPES.get(family)
+        if session_type is None:
+            raise SessionFailure(
+                "unsupported", "incompatible", f"the host has no {family} sessions", counts=False
+            )
         record = self.record(provider_id)
         async with record.lock:
             if record.quarantined:
@@ -107,16 +124,32 @@ class Supervisor:
                 record.session is not None
                 and record.session.alive
                 and record.session.state == "active"
+                and record.session.family == family
             ):
                 return record.session
             if record.session is not None and record.session.alive:
                 await record.session.kill()
-            if record.installed is None:
+            installed = record.installed
+            if installed is None:
                 raise SessionFailure(
                     "missing-required-provider", "unavailable", "no trusted manifest", counts=False
                 )
+            if not installed.launchable:
+                raise SessionFailure(
+                    "incompatible",
+                    "incompatible",
+                    f"manifest {installed.state}: {installed.detail}",
+                    counts=False,
+                )
+            if installed.declares_write:
+                raise SessionFailure(
+                    "direct-write-risk",
+                    "exited",
+                    "manifest declares filesystem write access; not launched",
+                    counts=False,
+                )
             assert self._tg is not None, "supervisor not attached to a task group"
-            session = ProviderSession(record.installed, self.workspace_root, self.assurance_mode)
+            session = session_type(installed, self.workspace_root, self.assurance_mode)
             record.session = session
             record.launched = True
             record.lifecycle = "launched"
