@@ -138,8 +138,9 @@ def _coverage_text(
                 "cursor's baseline): call asp_inspect again without `cursor` for a fresh answer."
             )
         shown = [
-            f"{text_of(d.get('provider'), 80)}: {text_of(d.get('reason'), 60)} - "
-            f"{text_of(d.get('detail'), 300)}"
+            f"{text_of(d.get('source'), 80)}"
+            + (f" (requirement {text_of(d['requirement'], 80)})" if "requirement" in d else "")
+            + f": {text_of(d.get('reason'), 60)} - {text_of(d.get('detail'), 300)}"
             for d in degraded[:DEGRADED_SHOWN]
         ]
         if len(degraded) > DEGRADED_SHOWN:
@@ -264,7 +265,8 @@ def render(
         size = sum(len(getattr(block, "text", "")) for block in result.content)
         if size <= page_chars or len(page.lines) <= 1:
             return result
-        budget -= size - page_chars + 16
+        used = sum(len(line) + 1 for line in page.lines)
+        budget = used - (size - page_chars) - 16  # shrink the page by what the text overflows
     assert result is not None
     return result
 

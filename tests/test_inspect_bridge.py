@@ -1,0 +1,328 @@
+"""`asp_inspect` end to end: the real bridge, the real reference host and its inspect provider on a
+temporary git repository holding a small multi-module package (in memory in both protocol eras,
+and once over stdio). Every host result is checked against outer-host.schema.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+from bridge.config import BridgeSettings
+from bridge.server import create_server
+from bridge.tools.inspect import build_request, query_key
+from bridge.tools.inspect_render import Cursor, decode_cursor, encode_cursor
+from tests.support.definitions import assert_valid
+from tests.support.gitrepo import make_repo, snapshot_tree, write_files
+from tests.support.host_scenarios import Fake, manifest_for, pin_for
+from tests.support.inspect_sample import CART, MONEY, PRICING, SAMPLE
+from tests.support.mcp_helpers import assert_labelled
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]  # 2025-11-25 handshake, and the modern path
+RESULT = "outer-host.schema.json#/$defs/queryInspectResult"
+FENCE = "<<<UNTRUSTED INSPECT ITEMS"
+
+
+def host_argv(trusted: Path | None = None) -> list[str]:
+    argv = [sys.executable, "-m", "reference_host", "serve", "--repo", "{repo}"]
+    return [*argv, "--trusted-dir", str(trusted)] if trusted is not None else argv
+
+
+@asynccontextmanager
+async def bridge(repo: Path, mode: str = "legacy", **settings: Any) -> AsyncIterator[Client]:
+    values: dict[str, Any] = {"repo": repo, "host": host_argv(), "timeout": 60.0}
+    values.update(settings)
+    with anyio.fail_after(120):
+        async with Client(create_server(BridgeSettings(**values)), mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def answer(result: CallToolResult, *, degraded: bool = False) -> dict[str, Any]:
+    """The labelled, isError-free envelope of one asp_inspect call, its host result schema-checked."""
+    envelope = assert_labelled(result, is_error=False)
+    assert envelope["tool"] == "asp_inspect" and envelope["hostMethod"] == "host/queryInspect"
+    assert envelope["callSite"] == "interactive"
+    assert_valid(envelope["hostResult"], RESULT)
+    assert envelope["hostResult"]["receipt"]["kind"] == "inspect"
+    meta = envelope["bridgeResult"]["inspect"]
+    assert (meta["coverage"] == "degraded") is degraded, meta
+    return envelope
+
+
+def text(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def items(result: CallToolResult) -> list[str]:
+    """The item lines inside the untrusted fence of the text."""
+    body = text(result).split(FENCE, 1)
+    if len(body) == 1:
+        return []
+    inner = body[1].split("\n", 1)[1]
+    return inner.split("\n<<<END UNTRUSTED INSPECT ITEMS", 1)[0].split("\n")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", SAMPLE)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
+    before = snapshot_tree(repo)
+    async with bridge(repo, mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        schema = tools["asp_inspect"].input_schema
+        assert schema["required"] == ["verb"]
+        assert set(schema["properties"]) == {"verb", "path", "symbol", "limit", "cursor"}
+
+        symbols = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MONEY})
+        envelope = answer(symbols)
+        lines = items(symbols)
+        assert "function round_cents src/shop/money.py:1" in lines
+        assert "class Money src/shop/money.py:5" in lines
+        assert "function add src/shop/money.py:9 id=src/shop/money.py::Money.add" in lines
+        assert envelope["bridgeResult"]["inspect"]["items"] == len(lines)
+        assert envelope["bridgeResult"]["inspect"]["nextCursor"] is None
+        assert envelope["hostResult"]["coverage"]["ran"] == ["asp-python-inspect/inspect"]
+
+        references = await client.call_tool(
+            "asp_inspect", {"verb": "references", "symbol": "shop.money.round_cents"}
+        )
+        answer(references)
+        lines = items(references)
+        assert (
+            "calls src/shop/pricing.py::total -> src/shop/money.py::round_cents "
+            "src/shop/pricing.py:9"
+        ) in lines
+        assert (
+            "calls src/shop/pricing.py::discounted -> src/shop/money.py::round_cents "
+            "src/shop/pricing.py:13"
+        ) in lines  # through the `m` module alias
+
+        impact = await client.call_tool("asp_inspect", {"verb": "impact", "path": MONEY})
+        envelope = answer(impact)
+        lines = items(impact)
+        assert "changed module shop.money src/shop/money.py:1" in lines
+        assert "module test_money tests/test_money.py:1 [test]" in lines
+        assert "module test_cart tests/test_cart.py:1 [test]" in lines  # via cart -> pricing
+        assert f"imports {CART} -> {PRICING}" in lines
+        graph = envelope["hostResult"]["data"]["results"][0]["result"]
+        assert {"tests/test_money.py", "tests/test_cart.py"} <= set(graph["data"]["impactedFiles"])
+        assert "test module(s) among them" in text(impact)
+    assert snapshot_tree(repo) == before
+
+
+async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> None:
+    async with bridge(repo, inspect_page_chars=2000) as client:
+        seen: list[str] = []
+        cursor: str | None = None
+        offsets = []
+        for _ in range(20):
+            args: dict[str, Any] = {"verb": "symbols"}
+            if cursor is not None:
+                args["cursor"] = cursor
+            page = await client.call_tool("asp_inspect", args)
+            envelope = answer(page)
+            assert len(text(page)) <= 2000
+            meta = envelope["bridgeResult"]["inspect"]
+            offsets.append(meta["offset"])
+            lines = items(page)
+            assert meta["returned"] == len(lines) > 0
+            seen.extend(lines)
+            cursor = meta["nextCursor"]
+            if cursor is None:
+                assert "This is the last page." in text(page)
+                break
+            assert f'cursor="{cursor}"' in text(page)
+        assert cursor is None and len(offsets) >= 2
+        total = meta["items"]
+        nodes = envelope["hostResult"]["data"]["results"][0]["result"]
+        assert total == len(nodes["nodes"]) + len(nodes["edges"]) == len(seen)
+        assert len(set(seen)) == len(seen)
+        assert "function round_cents src/shop/money.py:1" in seen
+        assert offsets == sorted(offsets) and offsets[0] == 0
+
+        other = await client.call_tool(
+            "asp_inspect", {"verb": "symbols", "path": MONEY, "cursor": workspace_cursor()}
+        )
+        assert "different query" in assert_labelled(other, is_error=True)["error"]["message"]
+        garbage = await client.call_tool("asp_inspect", {"verb": "symbols", "cursor": "!!nope"})
+        error = assert_labelled(garbage, is_error=True)["error"]
+        assert error["reason"] == "refused" and "cursor" in error["message"]
+
+
+def workspace_cursor() -> str:
+    """A well-formed cursor of the workspace-symbols query (used against another query)."""
+    key = query_key(build_request("symbols", None, None, None))
+    return encode_cursor(Cursor(3, key, {"rev": "git:tree:" + "0" * 40}))
+
+
+async def test_a_workspace_change_between_pages_is_a_stale_baseline(repo: Path) -> None:
+    write_files(repo, {MONEY: SAMPLE[MONEY] + "\n\ndef tip(v):\n    return round_cents(v)\n"})
+    async with bridge(repo, inspect_page_chars=2000) as client:
+        first = await client.call_tool("asp_inspect", {"verb": "symbols"})
+        envelope = answer(first)
+        cursor = envelope["bridgeResult"]["inspect"]["nextCursor"]
+        assert "dirty" in decode_cursor(cursor).baseline  # the page was of the work tree
+        assert decode_cursor(cursor).baseline == envelope["hostResult"]["receipt"]["baseline"]
+        write_files(repo, {MONEY: SAMPLE[MONEY] + "\n\ndef tip2(v):\n    return v\n"})
+        second = await client.call_tool("asp_inspect", {"verb": "symbols", "cursor": cursor})
+        stale = answer(second, degraded=True)
+        body = text(second).split("\n", 1)[1]
+        assert body.startswith("COVERAGE DEGRADED (1 entry: stale-baseline)")
+        assert "without `cursor`" in body
+        assert stale["hostResult"]["data"]["results"] == []
+        assert [d["reason"] for d in stale["hostResult"]["coverage"]["degraded"]] == [
+            "stale-baseline"
+        ]
+        fresh = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MONEY})
+        answer(fresh)
+        assert "function tip2 src/shop/money.py:13" in items(fresh)
+
+
+def inspect_policy(provider: dict[str, str]) -> dict[str, Any]:
+    """`.asp/asp.json`: one requirement with the inspect capability, required at interactive."""
+    return {
+        "aspVersion": "asp/1.0",
+        "requirements": [
+            {
+                "id": "code-index",
+                "capabilities": ["inspect"],
+                "assurance": ["advisory", "gated"],
+                "authority": {"providers": [provider]},
+            }
+        ],
+        "gates": {
+            "interactive": {"requiredRequirements": ["code-index"], "optionalRequirements": []},
+            "gate": {"requiredRequirements": [], "optionalRequirements": []},
+            "sweep": {"requiredRequirements": [], "optionalRequirements": []},
+        },
+        "policy": {
+            "authorityModel": "explicit-pinned-provider",
+            "policyChangeActivation": "base-policy-two-phase",
+            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
+            "missingHost": {
+                "interactive": "warn-open",
+                "gate": "fail-closed",
+                "sweep": "fail-closed",
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"), [("crashing", "crashed"), ("missing", "missing-required-provider")]
+)
+async def test_missing_or_crashing_inspect_provider_is_degraded_not_an_error(
+    tmp_path: Path, case: str, reason: str
+) -> None:
+    fake = Fake("crash-initialize", id="fake-inspect", capabilities=("inspect",))
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    if case == "crashing":
+        (trusted / fake.pid).mkdir()
+        manifest = manifest_for(fake)
+        assert_valid(manifest, "server-manifest.schema.json")
+        (trusted / fake.pid / "asp-server.json").write_text(json.dumps(manifest))
+    policy = inspect_policy(pin_for(fake))
+    assert_valid(policy, "asp-config.schema.json")
+    repo = make_repo(tmp_path / "repo", {**SAMPLE, ".asp/asp.json": json.dumps(policy)})
+    async with bridge(repo, host=host_argv(trusted)) as client:
+        result = await client.call_tool(
+            "asp_inspect", {"verb": "references", "symbol": "round_cents"}
+        )
+        envelope = answer(result, degraded=True)
+        host_result = envelope["hostResult"]
+        assert host_result["data"]["results"] == []
+        assert host_result["coverage"]["required"] == ["code-index"]
+        assert host_result["coverage"]["exhaustive"] is False
+        reasons = [d["reason"] for d in host_result["coverage"]["degraded"]]
+        assert reason in reasons
+        lines = text(result).split("\n")
+        assert lines[0].startswith("NON-AUTHORITATIVE")
+        assert lines[1].startswith("COVERAGE DEGRADED") and reason in lines[1]
+        assert "does NOT mean" in lines[1]
+        assert "fake-inspect" in text(result)
+        assert items(result) == []
+
+        capabilities = assert_labelled(await client.call_tool("asp_capabilities", {}))
+        inspect = capabilities["hostResult"]["capabilities"]["inspect"]
+        assert inspect["requiredFor"] == ["interactive"]
+        assert inspect["providers"] == ["fake-inspect"]
+        assert reason in {d["reason"] for d in inspect["degraded"]}
+        if case == "missing":
+            assert inspect["available"] is False
+        status = assert_labelled(await client.call_tool("asp_status", {}))["hostResult"]
+        assert status["gates"]["interactive"]["available"] is False
+        assert reason in {d["reason"] for d in status["gates"]["interactive"]["degraded"]}
+
+
+async def test_status_and_capabilities_show_inspect_available(repo: Path) -> None:
+    async with bridge(repo) as client:
+        capabilities = assert_labelled(await client.call_tool("asp_capabilities", {}))["hostResult"]
+        assert_valid(capabilities, "outer-host.schema.json#/$defs/capabilitiesResult")
+        inspect = capabilities["capabilities"]["inspect"]
+        assert inspect["available"] is True and inspect["requiredFor"] == []
+        states = {s["provider"]: s for s in inspect["capabilityStates"]}
+        assert states["asp-python-inspect"]["available"] is True
+        assert states["asp-python-inspect"]["role"] == "advisory"
+        assert capabilities["legacyRoles"]["sense"] is True
+        assert capabilities["capabilities"]["edit"]["available"] is False
+        status = assert_labelled(await client.call_tool("asp_status", {}))["hostResult"]
+        assert_valid(status, "outer-host.schema.json#/$defs/statusResult")
+        server = next(s for s in status["servers"] if s["id"] == "asp-python-inspect")
+        assert server["capabilityStates"]["inspect"]["available"] is True
+        assert status["capabilities"]["inspect"]["available"] is True
+
+
+async def test_argument_mistakes_are_labelled_refusals_before_any_host_call(repo: Path) -> None:
+    async with bridge(repo) as client:
+        for args, words in (
+            ({"verb": "references"}, "needs `symbol`"),
+            ({"verb": "impact", "symbol": "x"}, "needs `path`"),
+            ({"verb": "symbols", "path": MONEY, "symbol": "Money"}, "not both"),
+            ({"verb": "callers", "symbol": "x", "path": MONEY}, "not `path`"),
+        ):
+            result = await client.call_tool("asp_inspect", args)
+            error = assert_labelled(result, is_error=True)["error"]
+            assert error["reason"] == "refused" and words in error["message"], (args, error)
+        wrong = await client.call_tool("asp_inspect", {"verb": "grep", "symbol": "x"})
+        assert assert_labelled(wrong, is_error=True)["error"]["reason"] == "refused"
+        host_error = await client.call_tool(
+            "asp_inspect", {"verb": "impact", "path": "../etc/passwd"}
+        )
+        error = assert_labelled(host_error, is_error=True)["error"]
+        assert error["reason"] == "host-error" and error["code"] == -32602
+        trace = assert_labelled(await client.call_tool("asp_debug_trace", {"limit": 50}))
+        methods = [e["method"] for e in trace["bridgeResult"]["entries"]]
+        assert methods.count("host/queryInspect") == 1  # only the path the host judged
+
+
+async def test_stdio_round_trip(repo: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bridge", "serve", "--repo", str(repo)],
+        env=dict(os.environ),
+        cwd=str(repo),
+    )
+    with anyio.fail_after(90):
+        async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+            result = await client.call_tool(
+                "asp_inspect", {"verb": "callers", "symbol": "shop.money.Money.add"}
+            )
+    answer(result)
+    assert (
+        "calls tests/test_money.py::test_add -> src/shop/money.py::Money.add tests/test_money.py:5"
+        in items(result)
+    )
