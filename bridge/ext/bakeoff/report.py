@@ -232,7 +232,10 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
     lines += [
         "",
         "Every MCP answer is labelled `gateSatisfied: false`: the extension is a non-authoritative "
-        "experiment and never satisfies a blocking gate, whatever it preserves.",
+        "experiment and never satisfies a blocking gate, whatever it preserves. "
+        "`mediated-apply` is not required: the extension refuses `asp/host/applyProposal` by "
+        "design (`apply-refused`). Cancellation compares the kind of the host's terminal answer "
+        "to `$/cancelRequest` (the bridge's trace records its kind; the native code is in the JSON).",
         "",
     ]
     return "\n".join(lines)
