@@ -19,7 +19,7 @@ import pytest
 from asp_protocol.canonical import blob_id, changeset_digest, config_digest, digest, policy_digest
 from asp_protocol.errors import AspError
 from asp_protocol.host_owned import find_host_owned_fields
-from support.definitions import load_json, require_definitions, schema_errors
+from support.definitions import definition_dir, load_json, require_definitions, schema_errors
 from support.gitrepo import write_files
 from support.host_checks import (
     ASSESSMENT_REF,
@@ -294,23 +294,25 @@ def test_core_check_assessment(behavior: str) -> None:
     )
     if behavior == "finding":
         assert [d["code"] for d in assessment["diagnostics"]] == ["fake-finding/finding"]
-    validate(load_json("fixtures/core/check-assessment.valid.complete.json"), ASSESSMENT_REF)
+    if definition_dir() is not None:
+        validate(load_json("fixtures/core/check-assessment.valid.complete.json"), ASSESSMENT_REF)
 
 
 # -- CORE-CHECK-CONFIGURATION ----------------------------------------------------------------
 
 
 def test_core_check_configuration(pool: HostPool) -> None:
-    params_ref = "check-evaluate.schema.json#/$defs/params"
-    assert (
-        schema_errors(
-            load_json("fixtures/core/check-evaluate.configuration.valid.json"), params_ref
+    if definition_dir() is not None:  # the official fixtures need the bundle
+        params_ref = "check-evaluate.schema.json#/$defs/params"
+        assert (
+            schema_errors(
+                load_json("fixtures/core/check-evaluate.configuration.valid.json"), params_ref
+            )
+            == []
         )
-        == []
-    )
-    assert schema_errors(
-        load_json("fixtures/core/check-evaluate.configuration.invalid.null.json"), params_ref
-    )
+        assert schema_errors(
+            load_json("fixtures/core/check-evaluate.configuration.invalid.null.json"), params_ref
+        )
 
     args = ["-m", "reference_host.providers.python_check"]
     omitted = probe(args, BEFORE, AFTER)
@@ -337,11 +339,12 @@ def test_core_check_configuration(pool: HostPool) -> None:
 
 @pytest.mark.parametrize("where", ["top-level", "nested"])
 def test_core_provider_forbidden_fields(pool: HostPool, where: str) -> None:
-    fixture = load_json(f"fixtures/core/check-assessment.invalid.host-owned-{where}.json")
-    assert schema_errors(fixture, ASSESSMENT_REF), (
-        "the official host-owned fixture must be rejected"
-    )
-    assert find_host_owned_fields(fixture)
+    if definition_dir() is not None:  # the official fixtures need the bundle
+        fixture = load_json(f"fixtures/core/check-assessment.invalid.host-owned-{where}.json")
+        assert schema_errors(fixture, ASSESSMENT_REF), (
+            "the official host-owned fixture must be rejected"
+        )
+        assert find_host_owned_fields(fixture)
 
     behavior = f"forged-{where}"
     raw = probe(
@@ -349,7 +352,8 @@ def test_core_provider_forbidden_fields(pool: HostPool, where: str) -> None:
     )
     assert raw.assessment is not None
     assert find_host_owned_fields(raw.assessment), "the fake really forges host-owned fields"
-    assert schema_errors(raw.assessment, ASSESSMENT_REF)
+    if definition_dir() is not None:
+        assert schema_errors(raw.assessment, ASSESSMENT_REF)
 
     result = evaluate_edit(pool, one_provider(behavior))
     assert result["decision"] == "indeterminate"
