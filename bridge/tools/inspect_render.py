@@ -33,9 +33,7 @@ def where(location: Any) -> str | None:
     if not isinstance(location, dict) or not isinstance(location.get("path"), str):
         return None
     path = text_of(location["path"])
-    start = (
-        location.get("range", {}).get("start") if isinstance(location.get("range"), dict) else None
-    )
+    start = _obj(location.get("range")).get("start")
     line = start.get("line") if isinstance(start, dict) else None
     if isinstance(line, int) and not isinstance(line, bool) and line >= 0:
         return f"{path}:{line + 1}"
@@ -49,7 +47,7 @@ def node_line(node: Any) -> str:
     kind, name = text_of(node.get("kind"), 40), text_of(node.get("name"))
     location = where(node.get("location")) or "(no location)"
     parts = [kind, name, location]
-    raw_id, raw_path = node.get("id"), (node.get("location") or {}).get("path")
+    raw_id, raw_path = node.get("id"), _obj(node.get("location")).get("path")
     if isinstance(raw_id, str) and raw_id not in (raw_path, f"{raw_path}::{node.get('name')}"):
         parts.append(f"id={text_of(raw_id)}")
     if node.get("test") is True and node.get("kind") != "test":
@@ -72,6 +70,10 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def provider_results(host_result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(provider id, graph result) pairs of `data.results`, skipping malformed entries."""
     data = host_result.get("data")
@@ -89,7 +91,7 @@ def item_lines(host_result: dict[str, Any], verb: str) -> list[str]:
     lines: list[str] = []
     for provider, graph in results:
         prefix = f"[{provider}] " if len(results) > 1 else ""
-        data = graph.get("data") if isinstance(graph.get("data"), dict) else {}
+        data = _obj(graph.get("data"))
         if verb == "impact":
             lines.extend(f"{prefix}changed {node_line(n)}" for n in _list(data.get("changedNodes")))
         lines.extend(prefix + node_line(n) for n in _list(graph.get("nodes")))
@@ -102,11 +104,11 @@ def impact_counts(host_result: dict[str, Any]) -> tuple[int, int]:
     files: set[str] = set()
     tests: set[str] = set()
     for _, graph in provider_results(host_result):
-        data = graph.get("data") if isinstance(graph.get("data"), dict) else {}
+        data = _obj(graph.get("data"))
         files.update(f for f in _list(data.get("impactedFiles")) if isinstance(f, str))
         for node in _list(graph.get("nodes")):
             if isinstance(node, dict) and node.get("test") is True:
-                path = (node.get("location") or {}).get("path")
+                path = _obj(node.get("location")).get("path")
                 if isinstance(path, str):
                     tests.add(path)
     return len(files), len(tests)
