@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
+from support.definitions import require_definitions
 from support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
@@ -27,9 +28,12 @@ from support.host_checks import (
     find_degraded,
     granted_for,
     mentions,
+    named_test_for,
     provenance_ids,
     reasons,
+    requirement_ids,
     server,
+    validate,
 )
 from support.host_pool import HostPool
 from support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
@@ -311,8 +315,14 @@ def test_hostile_slow_provider_timeout(pool: HostPool) -> None:
     assert time.monotonic() - started < 6, "params.timeoutMs below the policy budget applies"
     assert_blocked(result, "timed-out", "fake-hang-param-budget")
 
-    slow = gate_eval(pool, one_provider("slow-progress"), "src/h_slow.py")
+    progress: list[Any] = []
+    slow_host = pool.get(one_provider("slow-progress"))
+    changeset = slow_host.changeset({"src/h_slow.py": "SLOW = 1\n"})
+    slow = slow_host.evaluate("gate", changeset, progress=progress)
     assert slow["decision"] == "allow", "progress then a clean final result within budget"
+    assert progress, "provider $/progress is relayed to the outer client"
+    for value in progress:
+        validate({"token": 1, "value": value}, "progress.schema.json#/$defs/params")
 
 
 # -- HOSTILE-PROVIDER-CRASH ------------------------------------------------------------------
@@ -501,3 +511,17 @@ def test_hostile_host_survives_the_matrix(pool: HostPool) -> None:
     hut = pool.get(one_provider("clean"))
     result = hut.evaluate("gate", hut.changeset({"src/h_after_matrix.py": "OK = 1\n"}))
     assert result["decision"] == "allow"
+
+
+LEFT_OUT: dict[str, str] = {
+    "HOSTILE-COMMAND-LIKE-EDIT-OUTPUT": "needs the edit profile (host/requestEditPlan, host/applyProposal), which is unbuilt"
+}
+
+
+def test_every_hostile_id_has_its_test() -> None:
+    """Each HOSTILE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
+    require_definitions()
+    ids = requirement_ids("HOSTILE")
+    assert len(ids) == 19, ids
+    missing = [i for i in ids if named_test_for(i) not in globals() and i not in LEFT_OUT]
+    assert not missing, f"no test for {missing}"

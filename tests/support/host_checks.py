@@ -6,6 +6,7 @@ behavioural invariants (pass projection, coverage bookkeeping, receipt mirroring
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from asp_protocol.canonical import canonical_json, changeset_digest, request_digest
@@ -196,3 +197,18 @@ def granted_for(result: dict[str, Any], requirement: str) -> list[dict[str, Any]
         for e in result["authorityEvidence"]
         if e["authority"]["granted"] and e["authority"]["requirement"] in (requirement,)
     ]
+
+
+def requirement_ids(prefix: str) -> list[str]:
+    """The `<prefix>-*` requirement ids listed in the bundle's CONFORMANCE.md digest (or [])."""
+    bundle = definition_dir()
+    document = bundle / "CONFORMANCE.md" if bundle is not None else None
+    if document is None or not document.is_file():
+        return []
+    pattern = re.compile(rf"^\| ({prefix}-[A-Z0-9-]+) \|", re.MULTILINE)
+    return sorted(set(pattern.findall(document.read_text(encoding="utf-8"))))
+
+
+def named_test_for(requirement_id: str) -> str:
+    """`CORE-HOST-STATUS` -> `test_core_host_status`: the one test named for each id."""
+    return "test_" + requirement_id.lower().replace("-", "_")

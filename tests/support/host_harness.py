@@ -53,6 +53,7 @@ class _TappedReceive(ByteReceiveStream):
         self._inner = inner
         self._buffer = bytearray()
         self.kept: dict[Any, deque[dict[str, Any]]] = {}
+        self.notifications: list[dict[str, Any]] = []
         self._arrived = anyio.Event()
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -70,6 +71,9 @@ class _TappedReceive(ByteReceiveStream):
         except ValueError:
             message = {"unparseable": line[:200].decode("utf-8", "replace")}
         if not isinstance(message, dict):
+            return
+        if "method" in message and "id" not in message:
+            self.notifications.append(message)
             return
         key = message.get("id")
         if key is None or isinstance(key, str):
@@ -219,11 +223,28 @@ class HostProcess:
     # -- requests ---------------------------------------------------------------------------
 
     def call(
-        self, method: str, params: Any = None, *, timeout: float = DEFAULT_CALL_TIMEOUT
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        timeout: float = DEFAULT_CALL_TIMEOUT,
+        progress: list[Any] | None = None,
     ) -> Any:
-        """One outer request; raises AspError on a JSON-RPC error, ConnectionClosed on a dead host."""
+        """One outer request; raises AspError on a JSON-RPC error, ConnectionClosed on a dead host.
+
+        `$/progress` values the host sends for this request are appended to *progress*.
+        """
         assert self._portal is not None and self.endpoint is not None
-        return self._portal.call(partial(self.endpoint.request, method, params, timeout=timeout))
+        on_progress = None
+        if progress is not None:
+
+            async def on_progress(value: Any) -> None:
+                progress.append(value)
+
+        request = partial(
+            self.endpoint.request, method, params, timeout=timeout, on_progress=on_progress
+        )
+        return self._portal.call(request)
 
     def start_call(
         self, method: str, params: Any = None, *, timeout: float = DEFAULT_CALL_TIMEOUT
@@ -259,6 +280,12 @@ class HostProcess:
     def kept_messages(self, key: str | None) -> list[dict[str, Any]]:
         assert self._tap is not None
         return list(self._tap.kept.get(key, ()))
+
+    @property
+    def notifications(self) -> list[dict[str, Any]]:
+        """Every notification the host sent this client (e.g. `$/progress`)."""
+        assert self._tap is not None
+        return list(self._tap.notifications)
 
     def clear_kept(self) -> None:
         """Forget unread routed-nowhere messages, so a test only sees answers to its own input."""

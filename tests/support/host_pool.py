@@ -75,11 +75,17 @@ class HostUnderTest:
             self._rev = self.status()["workspace"]["baseline"]["rev"]
         return {"rev": self._rev}
 
-    def evaluate(self, call_site: str, changeset: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    def evaluate(
+        self,
+        call_site: str,
+        changeset: dict[str, Any],
+        *,
+        progress: list[Any] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         params = {"callSite": call_site, "changeset": changeset, **extra}
-        result = self.call(
-            "host/evaluateChangeset", params, timeout=extra.get("timeoutMs", 0) / 1000 + 30
-        )
+        timeout = extra.get("timeoutMs", 0) / 1000 + 30
+        result = self.call("host/evaluateChangeset", params, timeout=timeout, progress=progress)
         check_envelope(result, call_site=call_site, params=params)
         self.verify_tree()
         return result
