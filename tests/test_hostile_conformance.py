@@ -395,8 +395,8 @@ def test_hostile_policy_self_authorization(pool: HostPool, edit: str) -> None:
         files = {".asp/local.json": '{"weakenGate": true}\n'}
     else:
         # the harness claims a different base policy: a policy mismatch is never an allow
-        claimed = {"basePolicyDigest": "sha256:" + "0" * 64}
-        result = hut.evaluate("gate", hut.changeset({"src/h_policy.py": "P = 0\n"}), **claimed)
+        changeset = hut.changeset({"src/h_policy.py": "P = 0\n"})
+        result = hut.evaluate("gate", changeset, basePolicyDigest="sha256:" + "0" * 64)
         assert result["decision"] == "indeterminate"
         assert result["policyDigest"] == base_digest
         assert result["coverage"]["degraded"], "the mismatch is visible"
