@@ -208,7 +208,7 @@ def test_duplicate_request_ids(pool: HostPool) -> None:
 
 def test_client_closes_stdin_mid_request(pool: HostPool) -> None:
     token = "fake-hang-stdin-close"
-    hut = pool.get(one_provider("hang", id=token), fresh=True)
+    hut = pool.get(one_provider("hang", id=token, budget_ms=2000), fresh=True)
     changeset = hut.changeset({"src/stdin.py": "S = 1\n"})
     hut.host.raw_request(
         "in-flight", "host/evaluateChangeset", {"callSite": "gate", "changeset": changeset}
