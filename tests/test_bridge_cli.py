@@ -14,8 +14,11 @@ from tests.support.mcp_helpers import REPO_ROOT, bad_host_command
 
 
 def test_default_config_file_matches_the_defaults() -> None:
-    from_file = load_settings(config_file=REPO_ROOT / "config" / "bridge.json", environ={})
+    path = REPO_ROOT / "config" / "bridge.json"
+    from_file = load_settings(config_file=path, environ={})
     assert from_file == BridgeSettings()
+    listed = {key for key in json.loads(path.read_text()) if not key.startswith("$")}
+    assert listed == set(BridgeSettings.model_fields), "config/bridge.json must list every setting"
 
 
 def test_precedence_file_env_flags(tmp_path: Path) -> None:
