@@ -12,20 +12,17 @@ gets -32016 from the endpoint.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
 
 from asp_protocol.canonical import changeset_digest, request_digest
+from asp_protocol.changesets import parse_changeset
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.models import (
-    OUTER_BLOB_REF_PATTERN,
     CallSite,
-    ChangeSet,
     DegradationReason,
     LifecycleState,
 )
@@ -41,12 +38,11 @@ from reference_host.policy import (
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.session import EvaluationScope, SessionFailure
 from reference_host.validation import AssessmentCheck, validate_assessment
-from reference_host.workspace import PathError, WorkTreeState, validate_path
+from reference_host.workspace import WorkTreeState
 
 log = logging.getLogger(__name__)
 
 METHOD = "host/evaluateChangeset"
-OUTER_BLOB = re.compile(OUTER_BLOB_REF_PATTERN)
 PARAM_KEYS = frozenset({"callSite", "changeset", "comparison", "timeoutMs", "basePolicyDigest"})
 
 
@@ -89,38 +85,7 @@ def parse_params(params: Any) -> EvaluateRequest:
     if "changeset" not in params:
         raise AspError(ErrorCode.INVALID_PARAMS, "changeset is required")
     changeset = params["changeset"]
-    try:
-        model = ChangeSet.model_validate(changeset)
-    except ValidationError as exc:
-        item = exc.errors()[0]
-        where = ".".join(str(p) for p in item["loc"])
-        raise AspError(
-            ErrorCode.INVALID_CHANGESET,
-            "malformed changeset",
-            detail=f"{where}: {item['msg']}"[:300],
-        ) from None
-    seen: set[str] = set()
-    for change in model.changes:
-        for identity in (change.before, change.after):
-            if identity is not None and not OUTER_BLOB.match(identity):
-                raise AspError(
-                    ErrorCode.INVALID_CHANGESET,
-                    "blob ids must be blob:sha256:<lowercase hex> (the outer seam's blobRef)",
-                    detail=identity[:100],
-                )
-        try:
-            for path in (change.path, change.from_):
-                if path is not None:
-                    validate_path(path)
-        except PathError as exc:
-            raise AspError(
-                ErrorCode.INVALID_CHANGESET, "invalid changeset path", detail=str(exc)[:300]
-            ) from None
-        if change.path in seen:
-            raise AspError(
-                ErrorCode.INVALID_CHANGESET, "duplicate change path", detail=change.path[:300]
-            )
-        seen.add(change.path)
+    parse_changeset(changeset, outer_blob_ids=True)
     return EvaluateRequest(call_site, changeset, comparison, timeout, base)
 
 

@@ -23,6 +23,7 @@ import anyio
 from pydantic import ValidationError
 
 from asp_protocol.canonical import request_digest
+from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.models import CallSite, ChangeSet, DegradationReason
@@ -35,7 +36,7 @@ from reference_host.manifests import NOT_CLAIMED
 from reference_host.policy import CALL_SITES, EffectivePolicy, PinnedProvider
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.session import EvaluationScope, SessionFailure
-from reference_host.workspace import PathError, WorkTreeState, validate_path
+from reference_host.workspace import WorkTreeState
 
 METHOD = "host/queryInspect"
 PARAM_KEYS = frozenset({"callSite", "request", "baseline", "timeoutMs"})

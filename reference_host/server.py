@@ -18,6 +18,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from asp_protocol.canonical import changeset_digest, request_digest
+from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from asp_protocol.models import CallSite
@@ -28,7 +29,6 @@ from reference_host.inspect_query import query_inspect
 from reference_host.policy import CALL_SITES
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.status import host_authority_status, host_capabilities, host_status
-from reference_host.workspace import PathError, validate_path
 
 FAST_PATH_CHECK = ("check/evaluate", "judge/evaluate")
 FAST_PATH_REFUSED = (

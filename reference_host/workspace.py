@@ -22,25 +22,6 @@ _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
 _BYTE_CACHE_LIMIT = 64 * 1024 * 1024
 
 
-class PathError(ValueError):
-    """A path that may not name a workspace file (absolute, `..`, `.git/`, empty, NUL)."""
-
-
-def validate_path(path: str) -> str:
-    """Return *path* if it is a clean repo-relative POSIX path, else raise PathError."""
-    if not isinstance(path, str) or not path or "\x00" in path or "\\" in path:
-        raise PathError(f"invalid path {path!r}")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise PathError(f"absolute path {path!r}")
-    parts = path.split("/")
-    for part in parts:
-        if part in ("", ".", ".."):
-            raise PathError(f"path {path!r} has an empty, '.' or '..' segment")
-        if part == ".git":
-            raise PathError(f"path {path!r} is inside .git")
-    return path
-
-
 def git_blob_sha1(data: bytes) -> str:
     """Git's object id of a blob with these bytes (to compare the work tree with HEAD cheaply)."""
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()

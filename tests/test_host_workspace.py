@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from asp_protocol.canonical import blob_id, digest
-from reference_host.workspace import PathError, Workspace, validate_path
+from asp_protocol.changesets import PathError, validate_path
+from reference_host.workspace import Workspace
 from support.gitrepo import git, make_repo, snapshot_tree, write_files
 
 

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, CHECK_CAPABILITY_VERSION
 from asp_protocol.canonical import changeset_digest
+from asp_protocol.changesets import parse_changeset
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.models import Change, ChangeSet
+from asp_protocol.models import Change
 
 EVALUATE_KEYS = frozenset(
     {
@@ -70,12 +69,6 @@ def _string_set(params: dict[str, Any], key: str) -> list[str] | None:
     return list(value)
 
 
-def _check_path(path: str) -> None:
-    parts = path.replace("\\", "/").split("/")
-    if not path or path.startswith("/") or ".." in parts or "\x00" in path or ":" in parts[0]:
-        raise AspError(ErrorCode.INVALID_CHANGESET, "invalid changeset path", detail=path[:200])
-
-
 def parse_evaluate(params: Any, *, protocol_version: str) -> EvaluateRequest:
     """Validate check/evaluate params; `callSite` is accepted only from an asp/0.1 host (DESIGN §4)."""
     if not isinstance(params, dict):
@@ -90,20 +83,7 @@ def parse_evaluate(params: Any, *, protocol_version: str) -> EvaluateRequest:
         if key not in params:
             raise _invalid(f"check/evaluate needs {key}")
     raw_changeset = params["changeset"]
-    try:
-        changeset = ChangeSet.model_validate(raw_changeset)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise AspError(
-            ErrorCode.INVALID_CHANGESET,
-            "invalid changeset",
-            detail=f"{where}: {first['msg']}"[:300],
-        ) from None
-    for change in changeset.changes:
-        _check_path(change.path)
-        if change.from_ is not None:
-            _check_path(change.from_)
+    changeset = parse_changeset(raw_changeset)
     scope = params["scope"]
     if scope not in ("changeset", "workspace"):
         paths = scope.get("paths") if isinstance(scope, dict) and set(scope) == {"paths"} else None
