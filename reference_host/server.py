@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,7 +20,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from asp_protocol.canonical import changeset_digest, request_digest
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, RequestHandler
 from asp_protocol.models import CallSite
 from reference_host.context import HostContext
 from reference_host.decision import degradation
@@ -45,59 +45,6 @@ FAST_PATH_REFUSED = (
 UNBUILT = ("host/requestEditPlan", "host/applyProposal")
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
-EOF_GRACE_SECONDS = 5.0
-
-Handler = Callable[[Any, RequestContext], Awaitable[Any]]
-
-
-class InflightTracker:
-    """Counts running handlers so stdin EOF lets already-received requests finish (bounded)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._idle = anyio.Event()
-        self._idle.set()
-
-    def wrap(self, handler: Handler) -> Handler:
-        async def tracked(params: Any, rpc: RequestContext) -> Any:
-            self.count += 1
-            if self._idle.is_set():
-                self._idle = anyio.Event()
-            try:
-                return await handler(params, rpc)
-            finally:
-                self.count -= 1
-                if self.count == 0:
-                    self._idle.set()
-
-        return tracked
-
-    async def wait_idle(self, grace: float) -> None:
-        with anyio.move_on_after(grace):
-            await self._idle.wait()
-
-
-class DrainingReceiveStream(ByteReceiveStream):
-    """Delays end-of-stream until in-flight requests finish, so piped requests all get answers."""
-
-    def __init__(
-        self, inner: ByteReceiveStream, tracker: InflightTracker, grace: float = EOF_GRACE_SECONDS
-    ) -> None:
-        self._inner = inner
-        self._tracker = tracker
-        self._grace = grace
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        try:
-            return await self._inner.receive(max_bytes)
-        except anyio.EndOfStream:
-            await anyio.sleep(0)
-            await self._tracker.wait_idle(self._grace)
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
 
 def _object_params(params: Any) -> dict[str, Any]:
     if params is None:
@@ -107,7 +54,7 @@ def _object_params(params: Any) -> dict[str, Any]:
     return params
 
 
-def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext) -> Handler:
+def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext) -> RequestHandler:
     async def handler(params: Any, rpc: RequestContext) -> Any:
         return await anyio.to_thread.run_sync(fn, ctx, _object_params(params))
 
@@ -265,11 +212,10 @@ def build_endpoint(
     ctx: HostContext, receive: ByteReceiveStream, send: ByteSendStream
 ) -> JsonRpcEndpoint:
     """The host's outer-seam endpoint with every method it answers."""
-    tracker = InflightTracker()
-    endpoint = JsonRpcEndpoint(DrainingReceiveStream(receive, tracker), send, name="asp-host")
+    endpoint = JsonRpcEndpoint(receive, send, name="asp-host")
 
-    def add(method: str, handler: Handler) -> None:
-        endpoint.register(method, tracker.wrap(handler))
+    def add(method: str, handler: RequestHandler) -> None:
+        endpoint.register(method, handler)
 
     add("host/status", _threaded(host_status, ctx))
     add("host/capabilities", _threaded(host_capabilities, ctx))
