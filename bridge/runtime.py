@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
-from asp_protocol.errors import AspError, RequestTimeout
 from bridge import guard, label
 from bridge.config import BridgeSettings
-from bridge.fence import cap_string, clean_text
-from host_client import HostClient, HostProtocolError, HostUnavailable
-
-ProgressSink = Callable[[Any], Awaitable[None]]
+from bridge.host_outcome import HOST_FAILURES, ProgressSink, bridge_error, progress_sink
+from host_client import HostClient
 
 
 class BridgeRuntime:
@@ -63,35 +59,8 @@ class BridgeRuntime:
                 origin=tool,
                 on_progress=self._progress_sink(ctx),
             )
-        except AspError as exc:
-            error = label.BridgeError(
-                reason="host-error",
-                message=exc.message,
-                code=exc.code,
-                failClass=exc.fail_class,
-                retryable=exc.retryable,
-                detail=exc.detail,
-            )
-        except RequestTimeout as exc:
-            error = label.BridgeError(
-                reason="timeout",
-                message=f"the host did not answer {method} within {exc.timeout:g} s; "
-                "the request was cancelled with $/cancelRequest",
-            )
-        except HostUnavailable as exc:
-            error = label.BridgeError(
-                reason="host-unavailable",
-                message=exc.reason
-                + (" (permanent until the bridge restarts)" if exc.permanent else ""),
-                exitCode=exc.exit_code,
-                stderrTail=exc.stderr_tail or None,
-            )
-        except HostProtocolError as exc:
-            error = label.BridgeError(
-                reason="host-protocol-error",
-                message="the host's reply breaks the outer-seam contract",
-                detail=exc.detail,
-            )
+        except HOST_FAILURES as exc:
+            error = bridge_error(exc, method)
         else:
             return label.success(
                 tool=tool,
@@ -131,21 +100,4 @@ class BridgeRuntime:
 
     def _progress_sink(self, ctx: Context | None) -> ProgressSink | None:
         """Host `$/progress` → MCP `notifications/progress` (a no-op without a client progress token)."""
-        if ctx is None:
-            return None
-        count = 0
-
-        async def sink(value: Any) -> None:
-            nonlocal count
-            count += 1
-            message = value.get("message") if isinstance(value, dict) else None
-            total = value.get("total") if isinstance(value, dict) else None
-            text = None
-            if isinstance(message, str):
-                text = "host progress (untrusted): " + cap_string(clean_text(message), 200)
-            numeric_total = (
-                float(total) if isinstance(total, int | float) and total >= count else None
-            )
-            await ctx.report_progress(count, numeric_total, text)
-
-        return sink
+        return progress_sink(ctx.report_progress if ctx is not None else None)

@@ -27,11 +27,11 @@ from bridge.ext.forward import (
     UNAVAILABLE_CODE,
     CancellationLog,
     Forwarded,
-    ReportProgress,
     forward,
     refused,
 )
 from bridge.fence import cap_string, clean_text
+from bridge.host_outcome import ReportProgress
 from bridge.runtime import BridgeRuntime
 from host_client import HostUnavailable
 

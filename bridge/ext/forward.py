@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +18,12 @@ import anyio
 
 from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
 from bridge import label
-from bridge.fence import cap_string, clean_text
-from host_client import HostClient, HostProtocolError, HostUnavailable
+from bridge.host_outcome import HOST_FAILURES, ReportProgress, bridge_error, progress_sink
+from host_client import HostClient, HostUnavailable
 from host_client.observe import TraceEntry
 
 log = logging.getLogger(__name__)
 
-ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 # JSON-RPC codes a custom method answers with when there is no host error code to pass on.
 REFUSED_CODE = ErrorCode.SCOPE_DENIED.value.code  # -32012, failClass policy
@@ -47,6 +45,17 @@ class Forwarded:
 def refused(message: str, started: float) -> Forwarded:
     error = label.BridgeError(reason="refused", message=message, failClass="policy")
     return Forwarded(_ms(started), error=error, code=REFUSED_CODE)
+
+
+def _json_rpc_code(exc: Exception) -> int:
+    """The code a custom method answers with: the host's own ASP code when it sent one."""
+    if isinstance(exc, AspError):
+        return exc.code
+    if isinstance(exc, RequestTimeout):
+        return TIMEOUT_CODE
+    if isinstance(exc, HostUnavailable):
+        return UNAVAILABLE_CODE
+    return PROTOCOL_CODE
 
 
 def _ms(started: float) -> float:
@@ -89,24 +98,6 @@ class CancellationLog:
         return [r.to_dict() for r in self.records]
 
 
-def progress_sink(report: ReportProgress | None) -> Callable[[Any], Awaitable[None]] | None:
-    """Host `$/progress` → MCP progress (a no-op on the MCP side without a progress token)."""
-    if report is None:
-        return None
-    count = 0
-
-    async def sink(value: Any) -> None:
-        nonlocal count
-        count += 1
-        message = value.get("message") if isinstance(value, dict) else None
-        text = None
-        if isinstance(message, str):
-            text = "host progress (untrusted): " + cap_string(clean_text(message), 200)
-        await report(count, None, text)
-
-    return sink
-
-
 async def forward(
     client: HostClient,
     method: str,
@@ -129,37 +120,7 @@ async def forward(
         cancellations.add(CancellationRecord(method, call_site, mcp_request_id, time.time(), entry))
         log.info("MCP cancelled %s (%s); $/cancelRequest sent to the host", method, origin)
         raise
-    except AspError as exc:
-        error = label.BridgeError(
-            reason="host-error",
-            message=exc.message,
-            code=exc.code,
-            failClass=exc.fail_class,
-            retryable=exc.retryable,
-            detail=exc.detail,
-        )
-        return Forwarded(_ms(started), error=error, code=exc.code)
-    except RequestTimeout as exc:
-        error = label.BridgeError(
-            reason="timeout",
-            message=f"the host did not answer {method} within {exc.timeout:g} s; "
-            "the request was cancelled with $/cancelRequest",
-        )
-        return Forwarded(_ms(started), error=error, code=TIMEOUT_CODE)
-    except HostUnavailable as exc:
-        error = label.BridgeError(
-            reason="host-unavailable",
-            message=exc.reason,
-            failClass="health",
-            exitCode=exc.exit_code,
-            stderrTail=exc.stderr_tail or None,
-        )
-        return Forwarded(_ms(started), error=error, code=UNAVAILABLE_CODE)
-    except HostProtocolError as exc:
-        error = label.BridgeError(
-            reason="host-protocol-error",
-            message="the host's reply breaks the outer-seam contract",
-            detail=exc.detail,
-        )
-        return Forwarded(_ms(started), error=error, code=PROTOCOL_CODE)
+    except HOST_FAILURES as exc:
+        error = bridge_error(exc, method)
+        return Forwarded(_ms(started), error=error, code=_json_rpc_code(exc))
     return Forwarded(_ms(started), result=result)

@@ -15,7 +15,8 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from bridge import guard, label
-from bridge.ext.forward import Forwarded, ReportProgress, refused
+from bridge.ext.forward import Forwarded, refused
+from bridge.host_outcome import ReportProgress
 from bridge.label import LABEL_KEY, Envelope
 from bridge.runtime import BridgeRuntime
 from bridge.tools import READ_ONLY, runtime

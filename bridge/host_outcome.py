@@ -1,0 +1,76 @@
+"""How a host call's failure and progress are presented over MCP — one mapping for tools and the extension."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asp_protocol.errors import AspError, RequestTimeout
+from bridge import label
+from bridge.fence import cap_string, clean_text
+from host_client import HostProtocolError, HostUnavailable
+
+ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
+ProgressSink = Callable[[Any], Awaitable[None]]
+
+HOST_FAILURES: tuple[type[Exception], ...] = (
+    AspError,
+    RequestTimeout,
+    HostUnavailable,
+    HostProtocolError,
+)
+
+
+def bridge_error(exc: Exception, method: str) -> label.BridgeError:
+    """The labelled reason for one of HOST_FAILURES: never an empty success, always machine-readable."""
+    if isinstance(exc, AspError):
+        return label.BridgeError(
+            reason="host-error",
+            message=exc.message,
+            code=exc.code,
+            failClass=exc.fail_class,
+            retryable=exc.retryable,
+            detail=exc.detail,
+        )
+    if isinstance(exc, RequestTimeout):
+        return label.BridgeError(
+            reason="timeout",
+            message=f"the host did not answer {method} within {exc.timeout:g} s; "
+            "the request was cancelled with $/cancelRequest",
+        )
+    if isinstance(exc, HostUnavailable):
+        return label.BridgeError(
+            reason="host-unavailable",
+            message=exc.reason
+            + (" (permanent until the bridge restarts)" if exc.permanent else ""),
+            failClass="health",
+            exitCode=exc.exit_code,
+            stderrTail=exc.stderr_tail or None,
+        )
+    if isinstance(exc, HostProtocolError):
+        return label.BridgeError(
+            reason="host-protocol-error",
+            message="the host's reply breaks the outer-seam contract",
+            detail=exc.detail,
+        )
+    raise TypeError(f"not a host failure: {exc!r}")
+
+
+def progress_sink(report: ReportProgress | None) -> ProgressSink | None:
+    """Host `$/progress` → MCP progress; host text is untrusted, so it is cleaned and capped."""
+    if report is None:
+        return None
+    count = 0
+
+    async def sink(value: Any) -> None:
+        nonlocal count
+        count += 1
+        message = value.get("message") if isinstance(value, dict) else None
+        total = value.get("total") if isinstance(value, dict) else None
+        text = None
+        if isinstance(message, str):
+            text = "host progress (untrusted): " + cap_string(clean_text(message), 200)
+        numeric_total = float(total) if isinstance(total, int | float) and total >= count else None
+        await report(count, numeric_total, text)
+
+    return sink
