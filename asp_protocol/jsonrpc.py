@@ -88,6 +88,7 @@ class WireEvent:
     id: RequestId | None
     size: int
     at: float
+    error_code: int | None = None
 
 
 class JsonRpcEndpoint:
@@ -416,7 +417,19 @@ class JsonRpcEndpoint:
     def _on_response(self, message: dict[str, Any], size: int) -> None:
         request_id = message.get("id")
         is_error = "error" in message
-        self._trace("in", "error" if is_error else "response", None, request_id, size)
+        code = (
+            message["error"].get("code")
+            if is_error and isinstance(message["error"], dict)
+            else None
+        )
+        self._trace(
+            "in",
+            "error" if is_error else "response",
+            None,
+            request_id,
+            size,
+            code if isinstance(code, int) else None,
+        )
         pending = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
         if pending is None or pending.done.is_set():
             log.debug("%s: response for unknown request id %r dropped", self.name, request_id)
@@ -436,6 +449,9 @@ class JsonRpcEndpoint:
         method: str | None,
         request_id: RequestId | None,
         size: int,
+        error_code: int | None = None,
     ) -> None:
         if self._on_wire is not None:
-            self._on_wire(WireEvent(direction, kind, method, request_id, size, time.time()))
+            self._on_wire(
+                WireEvent(direction, kind, method, request_id, size, time.time(), error_code)
+            )

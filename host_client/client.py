@@ -405,6 +405,7 @@ class HostClient:
                 entry.response_bytes = event.size
             else:
                 entry.late_reply = event.kind
+                entry.late_reply_code = event.error_code
 
     # -- introspection ------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ class TraceEntry:
     progress_events: int = 0
     cancel_sent: bool = False
     late_reply: str | None = None
+    late_reply_code: int | None = None
     host_pid: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -50,6 +51,7 @@ class TraceEntry:
             "progressEvents": data["progress_events"],
             "cancelSent": data["cancel_sent"],
             "lateReply": data["late_reply"],
+            "lateReplyCode": data["late_reply_code"],
             "hostPid": data["host_pid"],
         }
 

@@ -81,9 +81,10 @@ async def test_bakeoff_on_the_reference_host(tmp_path: Path) -> None:
         assert evaluate[prop]["verdict"] == "held", prop
     assert evaluate["decision"]["native"] == evaluate["decision"]["mcp"] == "deny"
     assert evaluate["call-site"]["mcp"] == "gate"
-    assert by_case["cancellation"]["properties"]["cancellation"]["native"]["hostReply"]["code"] == (
-        -32016
-    )
+    cancellation = by_case["cancellation"]["properties"]["cancellation"]
+    assert cancellation["native"]["hostReply"]["code"] == -32016
+    assert cancellation["mcp"]["hostReply"] == {"kind": "error", "code": -32016}
+    assert cancellation["verdict"] == "held"
     assert by_case["fast-path-bypass"]["properties"]["fast-path-blocked"]["verdict"] == "held"
     for name in ("denied-apply", "applied-proposal"):
         assert by_case[name]["properties"]["apply-refused"]["verdict"] == "held"

@@ -283,11 +283,13 @@ def _judge(
     if name == "receipt-kind":
         return _equal(name, n["receiptKind"], m["receiptKind"])
     if name == "cancellation":
-        # The bridge's trace records the kind of the host's late answer (not its code), so the
-        # terminal kinds are compared; the native code is kept in the record.
+        # The host's terminal answer to `$/cancelRequest`: its kind and, for errors, its code.
         nc, mc = _dict(n["cancellation"]), _dict(m["cancellation"])
+        n_reply, m_reply = _dict(nc.get("hostReply")), _dict(mc.get("hostReply"))
         judgement = _equal(
-            name, _dict(nc.get("hostReply")).get("kind"), _dict(mc.get("hostReply")).get("kind")
+            name,
+            {"kind": n_reply.get("kind"), "code": n_reply.get("code")},
+            {"kind": m_reply.get("kind"), "code": m_reply.get("code")},
         )
         if not (nc.get("sent") and mc.get("sent")):
             judgement = PropertyJudgement("failed", nc, mc, "a binding did not deliver the cancel")

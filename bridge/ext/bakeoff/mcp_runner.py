@@ -99,8 +99,11 @@ class _McpSide:
         reply = entry.get("lateReply")
         return {
             "sent": bool(entry.get("cancelSent")),
-            "hostReply": {"kind": reply} if reply else None,
-            "trace": {k: entry.get(k) for k in ("outcome", "requestId", "cancelSent", "lateReply")},
+            "hostReply": {"kind": reply, "code": entry.get("lateReplyCode")} if reply else None,
+            "trace": {
+                k: entry.get(k)
+                for k in ("outcome", "requestId", "cancelSent", "lateReply", "lateReplyCode")
+            },
         }
 
 

@@ -165,7 +165,7 @@ def _step_cell(step: Step) -> str:
         return "result"
     if step.kind == "cancelled":
         reply = (step.cancellation or {}).get("hostReply") or {}
-        return f"cancelled → {reply.get('code', reply.get('kind', '?'))}"
+        return f"cancelled → {reply.get('code') or reply.get('kind', '?')}"
     code = (step.error or {}).get("code")
     return f"{step.kind} {code}" if code is not None else step.kind
 
