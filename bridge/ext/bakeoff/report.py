@@ -234,8 +234,8 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
         "Every MCP answer is labelled `gateSatisfied: false`: the extension is a non-authoritative "
         "experiment and never satisfies a blocking gate, whatever it preserves. "
         "`mediated-apply` is not required: the extension refuses `asp/host/applyProposal` by "
-        "design (`apply-refused`). Cancellation compares the kind of the host's terminal answer "
-        "to `$/cancelRequest` (the bridge's trace records its kind; the native code is in the JSON).",
+        "design (`apply-refused`). Cancellation compares the kind and error code of the host's "
+        "terminal answer to `$/cancelRequest` on both bindings.",
         "",
     ]
     return "\n".join(lines)
