@@ -1,0 +1,87 @@
+"""The bridge over streamable HTTP: `serve --transport streamable-http` answers a real SDK client."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.support.gitrepo import make_repo
+from tests.support.mcp_helpers import assert_labelled
+
+pytestmark = pytest.mark.anyio
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Readiness by connecting, bounded: the server binds its port only once it is up."""
+    with anyio.fail_after(30):
+        while True:
+            assert process.poll() is None, "the bridge exited before listening"
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return
+
+
+@pytest.fixture
+def http_bridge(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    repo = make_repo(tmp_path / "repo", {"pkg/mod.py": "VALUE = 1\n"})
+    port = _free_port()
+    log = (tmp_path / "bridge.stderr").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bridge",
+            "serve",
+            "--repo",
+            str(repo),
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        yield port, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_streamable_http_serves_labelled_tools(
+    http_bridge: tuple[int, subprocess.Popen[bytes]], mode: str
+) -> None:
+    port, process = http_bridge
+    await _wait_listening(port, process)
+    async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode, read_timeout_seconds=60) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"asp_status", "asp_capabilities", "asp_authority_status"} <= tools
+        result = await client.call_tool("asp_status", {})
+    envelope = assert_labelled(result, is_error=False)
+    assert envelope["hostMethod"] == "host/status"
+    assert envelope["hostResult"]["host"]["name"] == "asp-reference-host"
+    assert envelope["hostResult"]["receipt"]["kind"] == "status"
