@@ -10,7 +10,9 @@ from mcp.types import CallToolResult
 
 from bridge import guard, label
 from bridge.config import BridgeSettings
+from bridge.fence import fence
 from bridge.host_outcome import HOST_FAILURES, ProgressSink, bridge_error, progress_sink
+from bridge.summaries import Summarizer
 from host_client import HostClient
 
 
@@ -39,8 +41,12 @@ class BridgeRuntime:
         method: str,
         params: Any = None,
         call_site: str = "interactive",
+        summarize: Summarizer | None = None,
     ) -> CallToolResult:
-        """Guard, call the host, label the outcome. The only way an ordinary tool reaches the host."""
+        """Guard, call the host, label the outcome. The only way an ordinary tool reaches the host.
+
+        *summarize* renders a few readable lines of the result; they are fenced as host data.
+        """
         started = time.perf_counter()
         refused = guard.refusal(method, params, call_site)
         if refused is not None:
@@ -70,8 +76,18 @@ class BridgeRuntime:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 host_result=result,
                 limits=self.limits,
+                summary=self._summary(summarize, result),
             )
         return self._failure(tool, method, call_site, started, error)
+
+    def _summary(self, summarize: Summarizer | None, result: dict[str, Any]) -> str | None:
+        if summarize is None:
+            return None
+        try:
+            text = summarize(result)
+        except Exception:  # a summary is a convenience; the verbatim result is what counts
+            return None
+        return fence(text, label="HOST SUMMARY", total_limit=self.limits.total_chars)
 
     def bridge_state(self, tool: str, data: dict[str, Any], started: float) -> CallToolResult:
         """A labelled result for a debug tool (no host call)."""

@@ -7,15 +7,19 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
+from bridge import summaries
 from bridge.label import Envelope
+from bridge.summaries import Summarizer
 from bridge.tools import ToolSpec, runtime
 
 
-def host_read_tool(name: str, title: str, method: str, description: str) -> ToolSpec:
+def host_read_tool(
+    name: str, title: str, method: str, description: str, summarize: Summarizer
+) -> ToolSpec:
     """A tool that forwards one parameterless read method at call-site interactive."""
 
     async def tool(ctx: Context) -> Annotated[CallToolResult, Envelope]:
-        return await runtime(ctx).forward(ctx, tool=name, method=method)
+        return await runtime(ctx).forward(ctx, tool=name, method=method, summarize=summarize)
 
     tool.__name__ = name
     return ToolSpec(name, title, description, tool, host_method=method)
@@ -28,6 +32,7 @@ TOOLS = (
         "host/status",
         "Read the ASP host's status: readiness, workspace baseline, policy source and digest, "
         "providers, gate availability per call-site, assurance modes (host/status).",
+        summaries.status_summary,
     ),
     host_read_tool(
         "asp_capabilities",
@@ -35,6 +40,7 @@ TOOLS = (
         "host/capabilities",
         "Read the inspect/check/edit surface the host composes after policy, provider health and "
         "authority (host/capabilities).",
+        summaries.capabilities_summary,
     ),
     host_read_tool(
         "asp_authority_status",
@@ -42,5 +48,6 @@ TOOLS = (
         "host/authority/status",
         "Read provider identity, integrity, conformance, isolation and authority grants, and the "
         "policy activation (host/authority/status).",
+        summaries.authority_summary,
     ),
 )
