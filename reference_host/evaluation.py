@@ -189,28 +189,10 @@ class Evaluation:
         deadline: float,
     ) -> Invocation:
         ctx = self.ctx
-        installed = ctx.providers.get(provider_id)
-        if installed is None:
-            return Invocation(
-                "missing-required-provider", "no trusted manifest for this provider", "unavailable"
-            )
-        if not installed.launchable:
-            return Invocation(
-                "incompatible", f"manifest {installed.state}: {installed.detail}", "incompatible"
-            )
-        if installed.declares_write:
-            return Invocation(
-                "direct-write-risk",
-                "manifest declares filesystem write access; not launched",
-                "exited",
-            )
-        remaining = deadline - anyio.current_time()
-        if remaining <= 0:
-            return Invocation(
-                "timed-out", "budget exhausted before launch", "timed-out", health=True
-            )
         try:
-            session = await ctx.supervisor.session_for(provider_id, self.baseline, remaining)
+            session = await ctx.supervisor.session_for(
+                provider_id, self.baseline, deadline - anyio.current_time()
+            )
         except SessionFailure as failure:
             health = failure.reason in ("timed-out", "crashed")
             return Invocation(failure.reason, failure.detail, failure.state, health=health)

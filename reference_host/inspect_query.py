@@ -245,12 +245,9 @@ async def _run_target(
             )  # type: ignore[arg-type]
         )
 
-    remaining = deadline - anyio.current_time()
-    if remaining <= 0:
-        return degrade("timed-out", "budget exhausted before launch", "timed-out")
     try:
         session = await ctx.supervisor.session_for(
-            target.provider_id, scope.baseline, remaining, family="inspect"
+            target.provider_id, scope.baseline, deadline - anyio.current_time(), family="inspect"
         )
     except SessionFailure as failure:
         return degrade(failure.reason, failure.detail, failure.state)

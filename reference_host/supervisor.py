@@ -75,6 +75,35 @@ class ProviderRecord:
         return "installed" if not self.launched else "ready"
 
 
+def launch_refusal(installed: InstalledProvider | None) -> SessionFailure | None:
+    """Why the trusted environment forbids launching this provider at all (None: it may launch).
+
+    These are static facts of the manifest, so such a provider never has a session or a quarantine.
+    """
+    if installed is None:
+        return SessionFailure(
+            "missing-required-provider",
+            "unavailable",
+            "no trusted manifest for this provider",
+            counts=False,
+        )
+    if not installed.launchable:
+        return SessionFailure(
+            "incompatible",
+            "incompatible",
+            f"manifest {installed.state}: {installed.detail}",
+            counts=False,
+        )
+    if installed.declares_write:
+        return SessionFailure(
+            "direct-write-risk",
+            "exited",
+            "manifest declares filesystem write access; not launched",
+            counts=False,
+        )
+    return None
+
+
 class Supervisor:
     """Owns every provider session; sessions run in the host's long-lived task group."""
 
@@ -105,13 +134,21 @@ class Supervisor:
         family: CapabilityFamily = "check",
     ) -> ProviderSession:
         """A live session initialized for capability *family*: the warm one, or a fresh launch
-        (a warm session of another family is stopped first); raises SessionFailure."""
+        (a warm session of another family is stopped first); raises SessionFailure, also for a
+        provider that may not be launched at all or a budget already spent."""
         session_type = SESSION_TYPES.get(family)
         if session_type is None:
             raise SessionFailure(
                 "unsupported", "incompatible", f"the host has no {family} sessions", counts=False
             )
         record = self.record(provider_id)
+        refusal = launch_refusal(record.installed)
+        if refusal is not None:
+            raise refusal
+        if timeout <= 0:
+            raise SessionFailure(
+                "timed-out", "timed-out", "budget exhausted before launch", counts=False
+            )
         async with record.lock:
             if record.quarantined:
                 raise SessionFailure(
@@ -129,27 +166,9 @@ class Supervisor:
                 return record.session
             if record.session is not None and record.session.alive:
                 await record.session.kill()
-            installed = record.installed
-            if installed is None:
-                raise SessionFailure(
-                    "missing-required-provider", "unavailable", "no trusted manifest", counts=False
-                )
-            if not installed.launchable:
-                raise SessionFailure(
-                    "incompatible",
-                    "incompatible",
-                    f"manifest {installed.state}: {installed.detail}",
-                    counts=False,
-                )
-            if installed.declares_write:
-                raise SessionFailure(
-                    "direct-write-risk",
-                    "exited",
-                    "manifest declares filesystem write access; not launched",
-                    counts=False,
-                )
+            assert record.installed is not None
             assert self._tg is not None, "supervisor not attached to a task group"
-            session = session_type(installed, self.workspace_root, self.assurance_mode)
+            session = session_type(record.installed, self.workspace_root, self.assurance_mode)
             record.session = session
             record.launched = True
             record.lifecycle = "launched"
