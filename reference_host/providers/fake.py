@@ -32,7 +32,7 @@ from reference_host.providers.assessment import (
     provider_block,
 )
 from reference_host.providers.configuration import Setting, resolve_configuration
-from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
+from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
 
 BEHAVIORS = (
     "clean",
@@ -93,17 +93,7 @@ class FakeProvider(ProviderRuntime):
                 "inspect": {"verbs": ["symbols"], "scopes": ["workspace"]}
             }
         else:
-            capabilities = {
-                "check": {
-                    "capabilityVersion": CHECK_CAPABILITY_VERSION,
-                    "diagnosticSources": [provider_id],
-                    "scopes": ["changeset", "workspace"],
-                    "comparisons": ["introduced", "all"],
-                    "partialResults": True,
-                    "incremental": False,
-                    "unsupportedReporting": "assessment-status",
-                }
-            }
+            capabilities = {"check": check_capability([provider_id], ["introduced", "all"])}
         permissions = {"read": ["**"], "write": behavior == "requests-write", "network": False}
         super().__init__(
             provider_id=provider_id,

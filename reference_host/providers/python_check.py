@@ -46,7 +46,7 @@ from reference_host.providers.python_rules import (
     FindingsCache,
     bind,
 )
-from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
+from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 PYTHON_GLOBS = ["**/*.py", "**/*.pyi"]
@@ -88,17 +88,7 @@ class PythonCheckProvider(ProviderRuntime):
         super().__init__(
             provider_id=PYTHON_CHECK.id,
             fingerprint=PYTHON_CHECK.fingerprint(),
-            capabilities={
-                "check": {
-                    "capabilityVersion": CHECK_CAPABILITY_VERSION,
-                    "diagnosticSources": [SOURCE],
-                    "scopes": ["changeset", "workspace"],
-                    "comparisons": ["all", "introduced"],
-                    "partialResults": True,
-                    "incremental": False,
-                    "unsupportedReporting": "assessment-status",
-                }
-            },
+            capabilities={"check": check_capability([SOURCE], ["all", "introduced"])},
         )
         self.cache = FindingsCache()
         self.capability("check/evaluate", self.evaluate)

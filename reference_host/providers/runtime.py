@@ -19,7 +19,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from asp_protocol import ASP_PROTOCOL_VERSION
+from asp_protocol import ASP_PROTOCOL_VERSION, CHECK_CAPABILITY_VERSION
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.framing import stdio_byte_streams
 from asp_protocol.grants import ReadGrant
@@ -69,6 +69,22 @@ class Call:
 
 
 CapabilityHandler = Callable[[Call], Awaitable[Any]]
+
+
+def check_capability(
+    sources: list[str], comparisons: list[str], *, partial_results: bool = True
+) -> dict[str, Any]:
+    """The `check` capability block a provider advertises at `initialize`, built in one place so
+    every built-in provider states the same scopes and reporting."""
+    return {
+        "capabilityVersion": CHECK_CAPABILITY_VERSION,
+        "diagnosticSources": list(sources),
+        "scopes": ["changeset", "workspace"],
+        "comparisons": list(comparisons),
+        "partialResults": partial_results,
+        "incremental": False,
+        "unsupportedReporting": "assessment-status",
+    }
 
 
 def _require_object(value: Any, what: str) -> dict[str, Any]:
