@@ -24,12 +24,12 @@ from pydantic import ValidationError
 
 from asp_protocol.canonical import request_digest
 from asp_protocol.changesets import PathError, validate_path
-from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
+from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.models import CallSite, ChangeSet, DegradationReason
+from reference_host.candidate import baseline_is_current, load_blobs
 from reference_host.context import HostContext
 from reference_host.decision import degradation
-from reference_host.evaluation import load_blobs
 from reference_host.inspect_session import INSPECT_VERBS, InspectProviderSession
 from reference_host.inspect_validation import check_inspect_result
 from reference_host.manifests import NOT_CLAIMED
@@ -264,30 +264,19 @@ async def _run_target(
         return degrade(
             "unsupported", f"provider does not advertise the {request['verb']} verb", session.state
         )
-    record = ctx.supervisor.record(target.provider_id)
     async with session.lock:
         try:
-            raw = await session.scoped_request(
-                method, params, scope, max(0.001, deadline - anyio.current_time())
+            raw = await ctx.supervisor.request(
+                target.provider_id,
+                session,
+                method,
+                lambda: session.scoped_request(
+                    method, params, scope, max(0.001, deadline - anyio.current_time())
+                ),
+                quote_error=True,
             )
-        except RequestTimeout:
-            await session.kill()
-            ctx.supervisor.failed(
-                record, "timed-out", "timed-out", f"{method} exceeded the budget", counts=True
-            )
-            return degrade("timed-out", f"{method} exceeded the call-site budget", "timed-out")
-        except ConnectionClosed:
-            ctx.supervisor.failed(
-                record, "crashed", "crashed", f"provider exited during {method}", counts=True
-            )
-            return degrade("crashed", f"provider exited during {method}", "crashed")
-        except AspError as exc:
-            cancelled = exc.code == ErrorCode.CANCELLED.code
-            detail = (
-                f"{method} failed: code {exc.code}, failClass {exc.fail_class}: {exc.message[:200]}"
-            )
-            return degrade("cancelled" if cancelled else "error", detail, session.state)
-        ctx.supervisor.succeeded(target.provider_id)
+        except SessionFailure as failure:
+            return degrade(failure.reason, failure.detail, failure.state)
         check = check_inspect_result(
             raw,
             request["verb"],
@@ -340,10 +329,7 @@ def _effective_baseline(
     """The baseline to answer as of, and whether it is fresh (committed or current snapshot)."""
     if asked is None:
         return state.baseline(), True
-    fresh = asked.get("rev") == state.rev and (
-        "dirty" not in asked or asked.get("dirty") == state.dirty
-    )
-    return {k: asked[k] for k in ("rev", "dirty") if k in asked}, fresh
+    return {k: asked[k] for k in ("rev", "dirty") if k in asked}, baseline_is_current(asked, state)
 
 
 async def query_inspect(

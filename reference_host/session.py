@@ -81,16 +81,24 @@ class CheckCapability(_Closed):
 
 
 class SessionFailure(Exception):
-    """Launch or initialize did not give a usable session; carries the degradation it maps to."""
+    """A launch, initialize or provider request failed; carries the degradation it maps to and
+    whether it is a health failure (by default: a timeout or a crash)."""
 
     def __init__(
-        self, reason: DegradationReason, state: LifecycleState, detail: str, *, counts: bool
+        self,
+        reason: DegradationReason,
+        state: LifecycleState,
+        detail: str,
+        *,
+        counts: bool,
+        health: bool | None = None,
     ) -> None:
         super().__init__(detail)
         self.reason: DegradationReason = reason
         self.state: LifecycleState = state
         self.detail = detail
         self.counts_toward_quarantine = counts
+        self.health = reason in ("timed-out", "crashed") if health is None else health
 
 
 @dataclass

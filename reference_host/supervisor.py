@@ -10,12 +10,14 @@ only for the family it was initialized for.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
 from reference_host.inspect_session import InspectProviderSession
 from reference_host.manifests import InstalledProvider
@@ -185,6 +187,48 @@ class Supervisor:
                 raise
             record.lifecycle = session.state
             return session
+
+    async def request(
+        self,
+        provider_id: str,
+        session: ProviderSession,
+        method: str,
+        send: Callable[[], Awaitable[Any]],
+        *,
+        quote_error: bool = False,
+    ) -> Any:
+        """Send one provider request (the caller holds `session.lock`) and account for it: a
+        timeout kills the session, a timeout or crash counts toward quarantine, success resets
+        the count. A failure raises SessionFailure (*quote_error* adds the provider's message)."""
+        record = self.record(provider_id)
+        try:
+            raw = await send()
+        except RequestTimeout as exc:
+            await session.kill()
+            self.failed(
+                record, "timed-out", "timed-out", f"{method} exceeded the budget", counts=True
+            )
+            raise SessionFailure(
+                "timed-out", "timed-out", f"{method} exceeded the call-site budget", counts=True
+            ) from exc
+        except ConnectionClosed as exc:
+            detail = f"provider exited during {method}"
+            self.failed(record, "crashed", "crashed", detail, counts=True)
+            raise SessionFailure("crashed", "crashed", detail, counts=True) from exc
+        except AspError as exc:
+            cancelled = exc.code == ErrorCode.CANCELLED.code
+            detail = f"{method} failed: code {exc.code}, failClass {exc.fail_class}"
+            if quote_error:
+                detail += f": {exc.message[:200]}"
+            raise SessionFailure(
+                "cancelled" if cancelled else "error",
+                session.state,
+                detail,
+                counts=False,
+                health=exc.fail_class == "health" and not cancelled,
+            ) from exc
+        self.succeeded(provider_id)
+        return raw
 
     def succeeded(self, provider_id: str) -> None:
         record = self.record(provider_id)

@@ -1,0 +1,64 @@
+"""A ChangeSet's candidate content as the host sees it: is its baseline current, and its blobs.
+
+Shared by `host/evaluateChangeset` and `host/queryInspect` (impact), so both judge freshness and
+resolve `before`/`after` blobs by the same rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reference_host.context import HostContext
+from reference_host.workspace import WorkTreeState
+
+
+def baseline_is_current(baseline: dict[str, Any], state: WorkTreeState) -> bool:
+    """True for the committed snapshot (`{rev}`) or the full current snapshot (`{rev, dirty}`)."""
+    return baseline.get("rev") == state.rev and (
+        "dirty" not in baseline or baseline.get("dirty") == state.dirty
+    )
+
+
+@dataclass
+class Blobs:
+    """The changeset's blob bytes, loaded once, and the paths each blob appears under."""
+
+    store: dict[str, bytes]
+    referenced: dict[str, set[str]]
+    problems: list[str]
+
+
+def load_blobs(
+    ctx: HostContext, state: WorkTreeState, changeset: dict[str, Any], with_dirty: bool
+) -> Blobs:
+    """Resolve every before/after blob and check each `before` against the named baseline."""
+    workspace = ctx.workspace
+    store: dict[str, bytes] = {}
+    referenced: dict[str, set[str]] = {}
+    problems: list[str] = []
+    for change in changeset["changes"]:
+        path = change["path"]
+        origin = change.get("from") or path
+        if with_dirty and origin in state.differing:
+            expected = state.differing[origin]
+        else:
+            expected = workspace.head_blob_id(state, origin)
+        if change["kind"] == "create" and expected is not None:
+            problems.append(f"create of {path} but the baseline already has it")
+        elif change["kind"] != "create" and change.get("before") != expected:
+            problems.append(f"before blob of {origin} does not match the baseline")
+        for key, hints in (("before", [origin, path]), ("after", [path])):
+            identity = change.get(key)
+            if identity is None:
+                continue
+            referenced.setdefault(identity, set()).update(hints)
+            if identity in store:
+                continue
+            data = workspace.resolve(identity, hints, state.tree)
+            if data is None:
+                problems.append(f"blob_unavailable: {identity} ({key} of {path})")
+            else:
+                store[identity] = data
+    problems.sort(key=lambda p: not p.startswith("blob_unavailable"))
+    return Blobs(store, referenced, problems)

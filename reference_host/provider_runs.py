@@ -1,0 +1,266 @@
+"""The provider side of one evaluation: each pinned provider runs once, all under one budget.
+
+A provider pinned by several requirements is invoked once; its outcome is then judged per
+requirement (authority, assurance) as `ProviderRun`s for `decision.decide`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from asp_protocol.jsonrpc import RequestContext
+from asp_protocol.models import DegradationReason, LifecycleState
+from reference_host.candidate import Blobs
+from reference_host.context import HostContext
+from reference_host.decision import ProviderRun, degradation
+from reference_host.evaluate_params import EvaluateRequest
+from reference_host.policy import EffectivePolicy, PinnedProvider
+from reference_host.session import EvaluationScope, SessionFailure
+from reference_host.validation import AssessmentCheck, validate_assessment
+from reference_host.workspace import WorkTreeState
+
+Wanted = list[tuple[str, PinnedProvider, str]]  # (requirement id, pin, role)
+
+
+@dataclass
+class Invocation:
+    """One provider's evaluation as the host saw it (before per-requirement authority)."""
+
+    reason: DegradationReason | None = None
+    detail: str = ""
+    state: LifecycleState | None = None
+    health: bool = False
+    initialized: bool = False
+    check: AssessmentCheck | None = None
+
+
+def _degrader(run: ProviderRun, state: LifecycleState | None) -> Any:
+    """A function adding a provider-lifecycle degradation to *run*."""
+
+    def add(reason: DegradationReason, detail: str) -> None:
+        run.degraded.append(
+            degradation(
+                run.provider_id,
+                reason,
+                detail,
+                requirement=run.requirement_id,
+                capability="check",
+                provider_state=state,
+            )
+        )
+
+    return add
+
+
+class ProviderRuns:
+    """Runs the check providers the policy pins for one `host/evaluateChangeset` request."""
+
+    def __init__(
+        self,
+        ctx: HostContext,
+        request: EvaluateRequest,
+        digest: str,
+        rpc: RequestContext | None,
+    ) -> None:
+        self.ctx = ctx
+        self.request = request
+        self.rpc = rpc
+        self.baseline = request.changeset["baseline"]
+        self.digest = digest
+
+    async def invoke(
+        self,
+        provider_id: str,
+        state: WorkTreeState,
+        blobs: Blobs,
+        deadline: float,
+    ) -> Invocation:
+        ctx = self.ctx
+        try:
+            session = await ctx.supervisor.session_for(
+                provider_id, self.baseline, deadline - anyio.current_time()
+            )
+        except SessionFailure as failure:
+            return Invocation(failure.reason, failure.detail, failure.state, health=failure.health)
+        if session.requests_write:
+            return Invocation(
+                "direct-write-risk",
+                "provider requested write access at initialize; no content served",
+                session.state,
+                initialized=True,
+            )
+        assert session.check is not None
+        with_dirty = "dirty" in self.baseline
+        scope = EvaluationScope(
+            baseline=self.baseline,
+            index=lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty),
+            referenced=blobs.referenced,
+            load=lambda identity: self._load(identity, blobs, state, with_dirty),
+        )
+        params = {
+            "changeset": self.request.changeset,
+            "scope": "changeset",
+            "comparison": self.request.comparison,
+            "callSite": self.request.call_site,
+        }
+        async with session.lock:
+            try:
+                raw = await ctx.supervisor.request(
+                    provider_id,
+                    session,
+                    "check/evaluate",
+                    lambda: session.evaluate(
+                        params,
+                        scope,
+                        max(0.001, deadline - anyio.current_time()),
+                        self._progress_forwarder(provider_id),
+                    ),
+                )
+            except SessionFailure as failure:
+                return Invocation(
+                    failure.reason,
+                    failure.detail,
+                    failure.state,
+                    health=failure.health,
+                    initialized=True,
+                )
+            check = validate_assessment(
+                raw,
+                provider_id=provider_id,
+                declared_sources=session.check.diagnostic_sources,
+                capability_version=session.check.capability_version,
+                configuration=None,
+                baseline=self.baseline,
+                changeset_digest=self.digest,
+                served_now=scope.served,
+                served_ever=session.served_ever,
+            )
+        return Invocation(initialized=True, check=check, state=session.state)
+
+    async def _load(
+        self, identity: str, blobs: Blobs, state: WorkTreeState, with_dirty: bool
+    ) -> bytes | None:
+        data = blobs.store.get(identity)
+        if data is not None:
+            return data
+        index = await anyio.to_thread.run_sync(
+            lambda: self.ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
+        )
+        paths = [p for p, b in index.items() if b == identity]
+        return await anyio.to_thread.run_sync(
+            lambda: self.ctx.workspace.resolve(identity, paths, state.tree)
+        )
+
+    def _progress_forwarder(self, provider_id: str) -> Any:
+        rpc = self.rpc
+        if rpc is None:
+            return None
+
+        async def forward(value: Any) -> None:
+            if isinstance(value, dict) and value.get("kind") in ("report", "end"):
+                message = value.get("message")
+                report: dict[str, Any] = {
+                    "kind": "report",
+                    "message": f"{provider_id}: "
+                    + (message[:200] if isinstance(message, str) else "working"),
+                }
+                if isinstance(value.get("percentage"), int) and 0 <= value["percentage"] <= 100:
+                    report["percentage"] = value["percentage"]
+                await rpc.progress(report)
+
+        return forward
+
+    def runs_for(
+        self,
+        provider_id: str,
+        invocation: Invocation,
+        wanted: Wanted,
+        policy: EffectivePolicy,
+    ) -> list[ProviderRun]:
+        ctx = self.ctx
+        runs = []
+        for requirement_id, pin, role in wanted:
+            check, evidence = ctx.authority(pin, requirement_id, policy, self.request.call_site)
+            run = ProviderRun(provider_id, requirement_id, role)  # type: ignore[arg-type]
+            if invocation.initialized:
+                run.authority = evidence
+                run.provenance = ctx.provenance(provider_id, check)
+                run.authorized = check.granted
+            add = _degrader(run, invocation.state)
+            if invocation.reason is not None:
+                add(invocation.reason, invocation.detail)
+                run.health_failure = invocation.health
+            elif invocation.check is not None:
+                assessment = invocation.check
+                if assessment.reason is not None:
+                    add(assessment.reason, assessment.detail)
+                else:
+                    run.completed = True
+                    run.diagnostics = assessment.diagnostics
+                    run.unnamespaced = assessment.unnamespaced
+                    run.blobs = (
+                        list(assessment.assessment.valid_as_of.blobs)
+                        if assessment.assessment
+                        else []
+                    )
+            if invocation.initialized and not check.granted:
+                add(
+                    "missing-authority",
+                    "policy pin does not match the trusted manifest: "
+                    + "; ".join(check.mismatches),
+                )
+            requirement = policy.requirement(requirement_id)
+            if requirement is not None and ctx.assurance_mode not in requirement.assurance:
+                add(
+                    "insufficient-assurance",
+                    f"requirement needs {' or '.join(requirement.assurance)}; host achieves {ctx.assurance_mode}",
+                )
+            runs.append(run)
+        return runs
+
+    async def run(
+        self, policy: EffectivePolicy, state: WorkTreeState, blobs: Blobs
+    ) -> list[ProviderRun]:
+        """Every required and optional check requirement of the call-site, as ProviderRuns."""
+        site = self.request.call_site
+        budget = policy.budget_ms(site)
+        if self.request.timeout_ms is not None:
+            budget = min(budget, self.request.timeout_ms)
+        deadline = anyio.current_time() + budget / 1000
+        plan: dict[str, Wanted] = {}
+        runs: list[ProviderRun] = []
+        for role, ids in (
+            ("required", policy.required_ids(site)),
+            ("optional", policy.optional_ids(site)),
+        ):
+            for requirement_id in ids:
+                requirement = policy.requirement(requirement_id)
+                assert requirement is not None
+                if "check" not in requirement.capabilities:
+                    run = ProviderRun(requirement_id, requirement_id, role)  # type: ignore[arg-type]
+                    run.degraded.append(
+                        degradation(
+                            requirement_id,
+                            "unsupported",
+                            "evaluation covers check requirements only",
+                            requirement=requirement_id,
+                        )
+                    )
+                    runs.append(run)
+                    continue
+                for pin in requirement.authority.providers:
+                    plan.setdefault(pin.id, []).append((requirement_id, pin, role))
+        results: dict[str, Invocation] = {}
+
+        async def one(provider_id: str) -> None:
+            results[provider_id] = await self.invoke(provider_id, state, blobs, deadline)
+
+        async with anyio.create_task_group() as tg:
+            for provider_id in plan:
+                tg.start_soon(one, provider_id)
+        for provider_id, wanted in plan.items():
+            runs.extend(self.runs_for(provider_id, results[provider_id], wanted, policy))
+        return runs
