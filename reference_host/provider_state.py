@@ -1,0 +1,217 @@
+"""Per-provider state as status, capabilities and authority status show it (never launches).
+
+One provider's enrollment (which requirements pin it, at which call-sites), what degrades it per
+capability family right now, and its `serverStatus` object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from asp_protocol.models import CallSite, DegradationReason
+from reference_host.context import HostContext
+from reference_host.decision import degradation
+from reference_host.policy import CALL_SITES, EffectivePolicy, PinnedProvider
+from reference_host.supervisor import ProviderRecord
+
+FAMILIES = ("inspect", "check", "edit")
+SERVED = ("inspect", "check")  # families this host routes (edit is an unbuilt profile)
+
+
+@dataclass
+class Enrollment:
+    """One provider as policy and the trusted environment see it."""
+
+    id: str
+    record: ProviderRecord
+    pins: list[tuple[str, PinnedProvider]]  # (requirement id, pin)
+    required_for: list[CallSite]
+    optional_for: list[CallSite]
+
+    @property
+    def role(self) -> str:
+        return "required" if self.required_for else "optional" if self.optional_for else "advisory"
+
+
+def enrollments(ctx: HostContext, policy: EffectivePolicy) -> list[Enrollment]:
+    """Policy-pinned providers first, then installed providers no requirement names."""
+    found: dict[str, Enrollment] = {}
+    for requirement in policy.config.requirements if policy.config else []:
+        for pin in requirement.authority.providers:
+            entry = found.get(pin.id)
+            if entry is None:
+                entry = found[pin.id] = Enrollment(
+                    pin.id, ctx.supervisor.record(pin.id), [], [], []
+                )
+            entry.pins.append((requirement.id, pin))
+            for site in CALL_SITES:
+                if requirement.id in policy.required_ids(site) and site not in entry.required_for:
+                    entry.required_for.append(site)
+                elif requirement.id in policy.optional_ids(site) and site not in entry.optional_for:
+                    entry.optional_for.append(site)
+    for provider_id in ctx.providers:
+        if provider_id not in found:
+            found[provider_id] = Enrollment(
+                provider_id, ctx.supervisor.record(provider_id), [], [], []
+            )
+    return list(found.values())
+
+
+def provider_degraded(
+    ctx: HostContext, policy: EffectivePolicy, entry: Enrollment, family: str = "check"
+) -> list[dict[str, Any]]:
+    """What stops this provider from serving *family* for its requirements right now."""
+    record = entry.record
+    out: list[dict[str, Any]] = []
+    requirement = entry.pins[0][0] if entry.pins else None
+    installed = record.installed
+    state = record.current_lifecycle()
+
+    def add(
+        reason: DegradationReason,
+        detail: str,
+        provider_state: str,
+        requirement: str | None = requirement,
+    ) -> None:
+        out.append(
+            degradation(
+                entry.id,
+                reason,
+                detail,
+                requirement=requirement,
+                capability=family,
+                provider_state=provider_state,
+            )
+        )
+
+    if installed is None:
+        reason: DegradationReason = "missing-required-provider" if entry.required_for else "missing"
+        add(reason, "no trusted manifest for this provider", "unavailable")
+        return out
+    if record.quarantined:
+        add("quarantined", record.last_detail or "quarantined", "quarantined")
+    elif not installed.launchable:
+        add("incompatible", f"manifest {installed.state}: {installed.detail}", "incompatible")
+    elif installed.protocol_version is None:
+        add(
+            "skewed",
+            "manifest lists no protocol version this host speaks (asp/1.0, asp/0.1)",
+            "incompatible",
+        )
+    elif record.last_reason is not None:
+        add(record.last_reason, record.last_detail, state)
+    if installed.declares_write:
+        add("direct-write-risk", "manifest declares filesystem write access", state)
+    for requirement_id, pin in entry.pins:
+        check, _ = ctx.authority(pin, requirement_id, policy)
+        if not check.granted:
+            add(
+                "missing-authority",
+                "pin does not match: " + "; ".join(check.mismatches),
+                state,
+                requirement_id,
+            )
+    return out
+
+
+def _pinned_families(policy: EffectivePolicy, entry: Enrollment) -> list[str]:
+    """Without a manifest, a provider is expected to serve what its requirements ask for."""
+    families: list[str] = []
+    for requirement_id, _ in entry.pins:
+        requirement = policy.requirement(requirement_id)
+        for family in requirement.capabilities if requirement else ():
+            if family not in families:
+                families.append(family)
+    return families or ["check"]
+
+
+def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) -> dict[str, Any]:
+    record = entry.record
+    installed = record.installed
+    manifest = installed.manifest if installed else None
+    capabilities = (
+        list(dict.fromkeys(manifest.capabilities))
+        if manifest and manifest.capabilities
+        else _pinned_families(policy, entry)
+    )
+    lifecycle = record.current_lifecycle()
+    if entry.pins:
+        requirement_id, pin = entry.pins[0]
+        _, evidence = ctx.authority(pin, requirement_id, policy)
+    else:
+        evidence = {
+            "identity": manifest.provenance.publisher if manifest else entry.id,
+            "integrity": manifest.artifact.fingerprint if manifest else "unknown",
+            "conformance": (installed.conformance_claims or ["not_claimed"])[0]
+            if installed
+            else "not_claimed",
+            "isolation": ctx.assurance_mode,
+            "authority": {
+                "granted": False,
+                "requirement": "(not enrolled)",
+                "policyDigest": policy.digest,
+            },
+        }
+    server_state = record.server_state()
+    enrollment = (
+        "quarantined"
+        if record.quarantined
+        else "missing"
+        if installed is None
+        else "incompatible"
+        if server_state == "incompatible"
+        else "enrolled"
+        if entry.required_for
+        else "optional"
+        if entry.optional_for
+        else "installed-not-enrolled"
+    )
+    usable = server_state in ("ready", "installed", "degraded")
+    states = {}
+    for family in FAMILIES:
+        advertised = family in capabilities
+        served = advertised and family in SERVED
+        states[family] = {
+            "capability": family,
+            "advertised": advertised,
+            "available": served and usable,
+            "lifecycleState": lifecycle,
+            "degraded": provider_degraded(ctx, policy, entry, family) if served else [],
+        }
+    status: dict[str, Any] = {
+        "id": entry.id,
+        "capabilities": capabilities,
+        "state": server_state,
+        "lifecycleState": lifecycle,
+        "capabilityStates": states,
+        "requiredFor": list(entry.required_for),
+        "enrollmentState": enrollment,
+        "authorityEvidence": evidence,
+        "role": entry.role,
+        "manifestState": installed.state if installed else "missing",
+        "accessExpectationsDeclared": manifest is not None,
+    }
+    if installed is not None:
+        status["manifest"] = installed.path
+        status["manifestDetail"] = {
+            "path": installed.path,
+            "trustEffect": "metadata-only",
+            "launchAuthority": False,
+            "gateAuthority": False,
+            "detail": installed.detail
+            or installed.checksum_detail
+            or "trusted-environment manifest",
+        }
+    status["detail"] = _detail(record)
+    return status
+
+
+def _detail(record: ProviderRecord) -> str:
+    if record.quarantined:
+        return f"quarantined: {record.last_detail}"[:500]
+    if not record.launched:
+        return "not launched yet: providers start lazily on the first evaluation"
+    if record.last_reason:
+        return f"last failure {record.last_reason}: {record.last_detail}"[:500]
+    return "session warm" if record.alive else "session ended; relaunched on next use"
