@@ -35,7 +35,8 @@ from reference_host.inspect_validation import check_inspect_result
 from reference_host.manifests import NOT_CLAIMED
 from reference_host.policy import CALL_SITES, EffectivePolicy, PinnedProvider
 from reference_host.receipts import Clock, assurance_block, build_receipt
-from reference_host.session import EvaluationScope, SessionFailure
+from reference_host.session import SessionFailure
+from reference_host.session_callbacks import EvaluationScope
 from reference_host.workspace import WorkTreeState
 
 METHOD = "host/queryInspect"

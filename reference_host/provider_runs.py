@@ -18,7 +18,8 @@ from reference_host.context import HostContext
 from reference_host.decision import ProviderRun, degradation
 from reference_host.evaluate_params import EvaluateRequest
 from reference_host.policy import EffectivePolicy, PinnedProvider
-from reference_host.session import EvaluationScope, SessionFailure
+from reference_host.session import SessionFailure
+from reference_host.session_callbacks import EvaluationScope
 from reference_host.validation import AssessmentCheck, validate_assessment
 from reference_host.workspace import WorkTreeState
 

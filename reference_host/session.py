@@ -1,14 +1,13 @@
-"""One provider process: launched from a trusted manifest, initialized, granted, served callbacks.
+"""One provider process: launched from a trusted manifest, initialized, granted, shut down.
 
 The provider gets an argv array (never a shell), a trusted cwd (not the repository), an environment
 built only from an allowlist plus `ASP_SESSION_ID`, and no filesystem access through the host
 except `workspace/listTree` / `workspace/readBlob` for blobs of the session's baseline and the
-current changeset inside its read grant.
+current changeset inside its read grant (served by `session_callbacks.py`).
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import logging
 import os
@@ -16,7 +15,6 @@ import subprocess
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import anyio
@@ -25,20 +23,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
-from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from asp_protocol.jsonrpc import JsonRpcEndpoint
 from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
 from reference_host import HOST_NAME, __version__
-from reference_host.grants import in_grant, narrow_read
+from reference_host.grants import narrow_read
 from reference_host.manifests import InstalledProvider
+from reference_host.session_callbacks import CallbackServer, EvaluationScope
 
 log = logging.getLogger(__name__)
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT")
 STDERR_LIMIT = 64 * 1024
-MAX_BLOBS_PER_READ = 256
-MAX_READ_BYTES = 32 * 1024 * 1024
-MAX_CALLBACKS_PER_EVALUATION = 4096
-MAX_TREE_ENTRIES = 20000
 RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
 
 
@@ -101,26 +96,7 @@ class SessionFailure(Exception):
         self.health = reason in ("timed-out", "crashed") if health is None else health
 
 
-@dataclass
-class EvaluationScope:
-    """What one evaluation lets the provider read, and what it actually read."""
-
-    baseline: dict[str, Any]
-    index: Callable[[], dict[str, str]]  # path -> blob id of the baseline snapshot (lazy)
-    referenced: dict[str, set[str]]  # blob id -> paths it appears under (changeset)
-    load: Callable[[str], Awaitable[bytes | None]]
-    served: set[str] = field(default_factory=set)
-    callbacks: int = 0
-
-
-def _encode(data: bytes) -> dict[str, str]:
-    try:
-        return {"encoding": "utf-8", "bytes": data.decode("utf-8")}
-    except UnicodeDecodeError:
-        return {"encoding": "base64", "bytes": base64.b64encode(data).decode("ascii")}
-
-
-class ProviderSession:
+class ProviderSession(CallbackServer):
     """A live provider process and its JSON-RPC endpoint, required to serve one capability family.
 
     This class serves `check`; a subclass per other family (`InspectProviderSession`) overrides
@@ -205,34 +181,9 @@ class ProviderSession:
         }
         try:
             raw = await self.endpoint.request("initialize", params, timeout=timeout)
-        except RequestTimeout as exc:
+        except (RequestTimeout, ConnectionClosed, AspError) as exc:
             await self.kill()
-            raise SessionFailure(
-                "timed-out", "timed-out", "initialize did not answer within budget", counts=True
-            ) from exc
-        except ConnectionClosed as exc:
-            await self.kill()
-            raise SessionFailure(
-                "crashed",
-                "crashed",
-                "provider exited during initialize",
-                counts=True,
-            ) from exc
-        except AspError as exc:
-            await self.kill()
-            if exc.fail_class == "contract" or exc.code == ErrorCode.UNSUPPORTED_VERSION.code:
-                raise SessionFailure(
-                    "skewed",
-                    "incompatible",
-                    f"initialize refused {self.protocol_version}: code {exc.code}",
-                    counts=False,
-                ) from exc
-            raise SessionFailure(
-                "error",
-                "degraded",
-                f"initialize failed: code {exc.code} ({exc.fail_class})",
-                counts=True,
-            ) from exc
+            raise self._initialize_failure(exc) from exc
         try:
             self._accept_initialize(raw)
         except SessionFailure:
@@ -254,14 +205,43 @@ class ProviderSession:
         )
         self.state = "active"
 
+    def _initialize_failure(
+        self, exc: RequestTimeout | ConnectionClosed | AspError
+    ) -> SessionFailure:
+        """What an `initialize` request that got no result maps to."""
+        if isinstance(exc, RequestTimeout):
+            return SessionFailure(
+                "timed-out", "timed-out", "initialize did not answer within budget", counts=True
+            )
+        if isinstance(exc, ConnectionClosed):
+            return SessionFailure(
+                "crashed", "crashed", "provider exited during initialize", counts=True
+            )
+        if exc.fail_class == "contract" or exc.code == ErrorCode.UNSUPPORTED_VERSION.code:
+            return SessionFailure(
+                "skewed",
+                "incompatible",
+                f"initialize refused {self.protocol_version}: code {exc.code}",
+                counts=False,
+            )
+        return SessionFailure(
+            "error",
+            "degraded",
+            f"initialize failed: code {exc.code} ({exc.fail_class})",
+            counts=True,
+        )
+
+    def _malformed(self, what: str, exc: ValidationError) -> SessionFailure:
+        self.state = "malformed"
+        return SessionFailure(
+            "malformed", "malformed", f"malformed {what}: {_first(exc)}", counts=True
+        )
+
     def _accept_initialize(self, raw: Any) -> None:
         try:
             self.init = InitializeResult.model_validate(raw)
         except ValidationError as exc:
-            self.state = "malformed"
-            raise SessionFailure(
-                "malformed", "malformed", f"malformed initialize result: {_first(exc)}", counts=True
-            ) from exc
+            raise self._malformed("initialize result", exc) from exc
         self._accept_capability(self.init)
         permissions = self.init.requested_permissions
         self.requests_write = bool(permissions and permissions.write)
@@ -280,10 +260,7 @@ class ProviderSession:
         try:
             self.check = CheckCapability.model_validate(block)
         except ValidationError as exc:
-            self.state = "malformed"
-            raise SessionFailure(
-                "malformed", "malformed", f"malformed check capability: {_first(exc)}", counts=True
-            ) from exc
+            raise self._malformed("check capability", exc) from exc
 
     async def _run(self) -> None:
         assert self.endpoint is not None and self.process is not None
@@ -358,102 +335,6 @@ class ProviderSession:
 
     # -- callbacks ------------------------------------------------------------------------------
 
-    def _scope_for_callback(self) -> EvaluationScope:
-        scope = self.scope
-        if scope is None:
-            raise AspError(ErrorCode.SCOPE_DENIED, "no evaluation in progress for this session")
-        scope.callbacks += 1
-        if scope.callbacks > MAX_CALLBACKS_PER_EVALUATION:
-            raise AspError(
-                ErrorCode.SCOPE_DENIED, "callback budget for this evaluation is exhausted"
-            )
-        return scope
-
-    async def _list_tree(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
-        scope = self._scope_for_callback()
-        if params is not None and not isinstance(params, dict):
-            raise AspError(ErrorCode.INVALID_PARAMS, "listTree params must be an object")
-        params = params or {}
-        globs = params.get("globs")
-        paths = params.get("paths")
-        requested = params.get("baseline")
-        if isinstance(requested, dict) and requested.get("rev") != scope.baseline.get("rev"):
-            raise AspError(
-                ErrorCode.STALE_BASELINE, "listTree baseline is not the session baseline"
-            )
-        if (globs is not None and not _strings(globs)) or (
-            paths is not None and not _strings(paths)
-        ):
-            raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
-        index = await anyio.to_thread.run_sync(scope.index)
-        entries = []
-        for path in sorted(index):
-            if not in_grant(path, self.grant):
-                continue
-            if paths is not None and not any(
-                path == p or path.startswith(p.rstrip("/") + "/") for p in paths
-            ):
-                continue
-            if globs is not None and not in_grant(path, list(globs)):
-                continue
-            entries.append({"path": path, "blobId": index[path], "kind": "file"})
-            if len(entries) >= MAX_TREE_ENTRIES:
-                return {"entries": entries, "truncated": True}
-        return {"entries": entries}
-
-    async def _read_blob(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
-        scope = self._scope_for_callback()
-        blobs = params.get("blobs") if isinstance(params, dict) else None
-        if not _strings(blobs) or not blobs:
-            raise AspError(ErrorCode.INVALID_PARAMS, "readBlob needs a non-empty array of blob ids")
-        if len(blobs) > MAX_BLOBS_PER_READ:
-            raise AspError(
-                ErrorCode.SCOPE_DENIED, f"at most {MAX_BLOBS_PER_READ} blobs per readBlob"
-            )
-        index: dict[str, str] | None = None
-        out = []
-        total = 0
-        for identity in blobs:
-            paths = set(scope.referenced.get(identity, ()))
-            if not paths:
-                if index is None:
-                    index = await anyio.to_thread.run_sync(scope.index)
-                paths = {p for p, b in index.items() if b == identity}
-            if not paths:
-                raise AspError(
-                    ErrorCode.SCOPE_DENIED,
-                    "blob is not part of this session's baseline or changeset",
-                    detail=identity[:80],
-                )
-            if not any(in_grant(p, self.grant) for p in paths):
-                raise AspError(
-                    ErrorCode.SCOPE_DENIED, "blob is outside the read grant", detail=identity[:80]
-                )
-            data = await scope.load(identity)
-            if data is None:
-                raise AspError(
-                    ErrorCode.BLOB_UNAVAILABLE,
-                    "blob content is not available",
-                    detail=identity[:80],
-                )
-            total += len(data)
-            if total > MAX_READ_BYTES:
-                raise AspError(ErrorCode.SCOPE_DENIED, "readBlob response exceeds the size bound")
-            out.append({"id": identity, **_encode(data)})
-        for item in out:
-            scope.served.add(item["id"])
-            self.served_ever.add(item["id"])
-        return {"blobs": out}
-
-    async def _put_blob(self, params: Any, ctx: RequestContext) -> Any:
-        raise AspError(
-            ErrorCode.SCOPE_DENIED, "putBlob needs the edit capability and a write grant"
-        )
-
-    async def _log_message(self, params: Any) -> None:
-        if isinstance(params, dict):
-            log.info("provider %s says: %.500r", self.id, params.get("message"))
-
     # -- shutdown -------------------------------------------------------------------------------
 
     async def kill(self) -> None:
@@ -483,10 +364,6 @@ class ProviderSession:
                     pass
                 await self.exited.wait()
         await self.kill()
-
-
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _first(error: ValidationError) -> str:

@@ -1,0 +1,155 @@
+"""Callback serving for a provider session: `workspace/listTree` and `workspace/readBlob` inside the
+current request's scope and the session's read grant; `workspace/putBlob` is always refused.
+
+The host's only filesystem door for a provider, so its bounds (callbacks per evaluation, blobs and
+bytes per read, tree entries) live here, next to the checks they bound.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.jsonrpc import RequestContext
+from reference_host.grants import in_grant
+
+log = logging.getLogger("reference_host.session")
+
+MAX_BLOBS_PER_READ = 256
+MAX_READ_BYTES = 32 * 1024 * 1024
+MAX_CALLBACKS_PER_EVALUATION = 4096
+MAX_TREE_ENTRIES = 20000
+
+
+@dataclass
+class EvaluationScope:
+    """What one evaluation lets the provider read, and what it actually read."""
+
+    baseline: dict[str, Any]
+    index: Callable[[], dict[str, str]]  # path -> blob id of the baseline snapshot (lazy)
+    referenced: dict[str, set[str]]  # blob id -> paths it appears under (changeset)
+    load: Callable[[str], Awaitable[bytes | None]]
+    served: set[str] = field(default_factory=set)
+    callbacks: int = 0
+
+
+def _encode(data: bytes) -> dict[str, str]:
+    try:
+        return {"encoding": "utf-8", "bytes": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"encoding": "base64", "bytes": base64.b64encode(data).decode("ascii")}
+
+
+class CallbackServer:
+    """The callback handlers of `ProviderSession`; `scope` is set only while a request runs."""
+
+    id: str
+    grant: list[str]
+    scope: EvaluationScope | None
+    served_ever: set[str]
+
+    def _scope_for_callback(self) -> EvaluationScope:
+        scope = self.scope
+        if scope is None:
+            raise AspError(ErrorCode.SCOPE_DENIED, "no evaluation in progress for this session")
+        scope.callbacks += 1
+        if scope.callbacks > MAX_CALLBACKS_PER_EVALUATION:
+            raise AspError(
+                ErrorCode.SCOPE_DENIED, "callback budget for this evaluation is exhausted"
+            )
+        return scope
+
+    async def _list_tree(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
+        scope = self._scope_for_callback()
+        if params is not None and not isinstance(params, dict):
+            raise AspError(ErrorCode.INVALID_PARAMS, "listTree params must be an object")
+        params = params or {}
+        globs = params.get("globs")
+        paths = params.get("paths")
+        requested = params.get("baseline")
+        if isinstance(requested, dict) and requested.get("rev") != scope.baseline.get("rev"):
+            raise AspError(
+                ErrorCode.STALE_BASELINE, "listTree baseline is not the session baseline"
+            )
+        if (globs is not None and not _strings(globs)) or (
+            paths is not None and not _strings(paths)
+        ):
+            raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
+        index = await anyio.to_thread.run_sync(scope.index)
+        entries = []
+        for path in sorted(index):
+            if not in_grant(path, self.grant):
+                continue
+            if paths is not None and not any(
+                path == p or path.startswith(p.rstrip("/") + "/") for p in paths
+            ):
+                continue
+            if globs is not None and not in_grant(path, list(globs)):
+                continue
+            entries.append({"path": path, "blobId": index[path], "kind": "file"})
+            if len(entries) >= MAX_TREE_ENTRIES:
+                return {"entries": entries, "truncated": True}
+        return {"entries": entries}
+
+    async def _read_blob(self, params: Any, ctx: RequestContext) -> dict[str, Any]:
+        scope = self._scope_for_callback()
+        blobs = params.get("blobs") if isinstance(params, dict) else None
+        if not _strings(blobs) or not blobs:
+            raise AspError(ErrorCode.INVALID_PARAMS, "readBlob needs a non-empty array of blob ids")
+        if len(blobs) > MAX_BLOBS_PER_READ:
+            raise AspError(
+                ErrorCode.SCOPE_DENIED, f"at most {MAX_BLOBS_PER_READ} blobs per readBlob"
+            )
+        index: dict[str, str] | None = None
+        out = []
+        total = 0
+        for identity in blobs:
+            paths = set(scope.referenced.get(identity, ()))
+            if not paths:
+                if index is None:
+                    index = await anyio.to_thread.run_sync(scope.index)
+                paths = {p for p, b in index.items() if b == identity}
+            if not paths:
+                raise AspError(
+                    ErrorCode.SCOPE_DENIED,
+                    "blob is not part of this session's baseline or changeset",
+                    detail=identity[:80],
+                )
+            if not any(in_grant(p, self.grant) for p in paths):
+                raise AspError(
+                    ErrorCode.SCOPE_DENIED, "blob is outside the read grant", detail=identity[:80]
+                )
+            data = await scope.load(identity)
+            if data is None:
+                raise AspError(
+                    ErrorCode.BLOB_UNAVAILABLE,
+                    "blob content is not available",
+                    detail=identity[:80],
+                )
+            total += len(data)
+            if total > MAX_READ_BYTES:
+                raise AspError(ErrorCode.SCOPE_DENIED, "readBlob response exceeds the size bound")
+            out.append({"id": identity, **_encode(data)})
+        for item in out:
+            scope.served.add(item["id"])
+            self.served_ever.add(item["id"])
+        return {"blobs": out}
+
+    async def _put_blob(self, params: Any, ctx: RequestContext) -> Any:
+        raise AspError(
+            ErrorCode.SCOPE_DENIED, "putBlob needs the edit capability and a write grant"
+        )
+
+    async def _log_message(self, params: Any) -> None:
+        if isinstance(params, dict):
+            log.info("provider %s says: %.500r", self.id, params.get("message"))
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
