@@ -93,7 +93,14 @@ class ProviderRuns:
                 session.state,
                 initialized=True,
             )
-        assert session.check is not None
+        if session.check is None:
+            # A session without the check capability can never contribute coverage: degrade, never raise.
+            return Invocation(
+                "unsupported",
+                "provider session does not advertise the check capability",
+                "incompatible",
+                initialized=True,
+            )
         with_dirty = "dirty" in self.baseline
         scope = EvaluationScope(
             baseline=self.baseline,
