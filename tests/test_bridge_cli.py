@@ -126,3 +126,36 @@ def test_call_error_exit_code_and_bad_input(tmp_path: Path) -> None:
     assert done.returncode == 2 and "not a directory" in done.stderr
     done = _cli("call", "asp_status", "--repo", str(tmp_path), "--args", "[1]")
     assert done.returncode == 2 and "JSON object" in done.stderr
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("client", "top"), [("claude-desktop", "mcpServers"), ("vscode", "servers")]
+)
+async def test_a_client_configured_from_client_config_gets_labelled_tools(
+    tmp_path: Path, client: str, top: str
+) -> None:
+    """What a user pastes is what a client launches: the five tools answer, labelled."""
+    from mcp import Client, StdioServerParameters
+
+    from tests.support.gitrepo import make_repo
+    from tests.support.mcp_helpers import assert_labelled
+
+    repo = make_repo(tmp_path / "repo", {"app.py": "print('hi')\n"})
+    done = _cli("client-config", "--client", client, "--repo", str(repo))
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(done.stdout)[top]["asp"]
+    server = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry.get("env")
+    )
+    async with Client(server, mode="legacy", read_timeout_seconds=60) as session:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert {
+            "asp_status",
+            "asp_capabilities",
+            "asp_authority_status",
+            "asp_debug_host",
+            "asp_debug_trace",
+        } <= tools
+        envelope = assert_labelled(await session.call_tool("asp_status", {}), is_error=False)
+    assert envelope["hostResult"]["workspace"]["root"] == str(repo.resolve())
