@@ -28,11 +28,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from support.host_harness import HostProcess
-from support.host_pool import HostUnderTest
-from support.host_scenarios import HostConfig, one_provider
+from tests.support.host_harness import HostProcess
+from tests.support.host_pool import HostUnderTest
+from tests.support.host_scenarios import HostConfig, one_provider
 
 STATUS_TARGET_MS = 15.0
 OVERHEAD_TARGET_MS = 20.0

@@ -19,9 +19,9 @@ import pytest
 from asp_protocol.canonical import blob_id, changeset_digest, config_digest, digest, policy_digest
 from asp_protocol.errors import AspError
 from asp_protocol.host_owned import find_host_owned_fields
-from support.definitions import definition_dir, load_json, require_definitions, schema_errors
-from support.gitrepo import write_files
-from support.host_checks import (
+from tests.support.definitions import definition_dir, load_json, require_definitions, schema_errors
+from tests.support.gitrepo import write_files
+from tests.support.host_checks import (
     ASSESSMENT_REF,
     assert_degraded,
     assert_named,
@@ -37,9 +37,9 @@ from support.host_checks import (
     server,
     validate,
 )
-from support.host_harness import HostProcess
-from support.host_pool import HostPool, head_tree
-from support.host_scenarios import (
+from tests.support.host_harness import HostProcess
+from tests.support.host_pool import HostPool, head_tree
+from tests.support.host_scenarios import (
     CALL_SITES,
     FAKE_MODULE,
     REQ,
@@ -49,7 +49,7 @@ from support.host_scenarios import (
     one_provider,
     policy_for,
 )
-from support.provider_probe import PROBE_BASELINE, probe
+from tests.support.provider_probe import PROBE_BASELINE, probe
 
 CLEAN = one_provider("clean")
 FINDING = one_provider("finding")

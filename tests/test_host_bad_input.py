@@ -18,9 +18,9 @@ import pytest
 
 from asp_protocol.canonical import blob_id
 from asp_protocol.errors import AspError
-from support.host_harness import processes_with_arg
-from support.host_pool import HostPool, HostUnderTest
-from support.host_scenarios import one_provider
+from tests.support.host_harness import processes_with_arg
+from tests.support.host_pool import HostPool, HostUnderTest
+from tests.support.host_scenarios import one_provider
 
 SHARED = one_provider("clean")
 TWENTY_MB = 20 * 1024 * 1024

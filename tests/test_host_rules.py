@@ -23,7 +23,7 @@ from reference_host.policy import (
 )
 from reference_host.providers import PYTHON_CHECK
 from reference_host.validation import validate_assessment
-from support.definitions import assert_valid, load_json, schema_errors
+from tests.support.definitions import assert_valid, load_json, schema_errors
 
 # -- policy --------------------------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ import pytest
 from asp_protocol.canonical import blob_id
 from asp_protocol.errors import AspError
 from asp_protocol.jsonrpc import JsonRpcEndpoint
-from support.definitions import assert_valid
-from support.gitrepo import make_repo, snapshot_tree, write_files
+from tests.support.definitions import assert_valid
+from tests.support.gitrepo import make_repo, snapshot_tree, write_files
 
 pytestmark = pytest.mark.anyio
 TESTS_DIR = Path(__file__).resolve().parent

@@ -9,7 +9,7 @@ import pytest
 from asp_protocol.canonical import blob_id, digest
 from asp_protocol.changesets import PathError, validate_path
 from reference_host.workspace import Workspace
-from support.gitrepo import git, make_repo, snapshot_tree, write_files
+from tests.support.gitrepo import git, make_repo, snapshot_tree, write_files
 
 
 def test_clean_tree_baseline_is_head_tree(tmp_path: Path) -> None:

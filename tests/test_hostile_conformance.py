@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from support.definitions import require_definitions
-from support.host_checks import (
+from tests.support.definitions import require_definitions
+from tests.support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
     assert_named,
@@ -35,8 +35,8 @@ from support.host_checks import (
     server,
     validate,
 )
-from support.host_pool import HostPool
-from support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
+from tests.support.host_pool import HostPool
+from tests.support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
 
 TESTS = Path(__file__).resolve().parent
 OPT = "optional-check"

@@ -13,7 +13,7 @@ from asp_protocol.canonical import blob_id, canonical_json, changeset_digest, di
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.host_owned import find_host_owned_fields
 from asp_protocol.models import Assessment, ChangeSet, DecisionEnvelope, StatusResult
-from support.definitions import load_json, schema_errors
+from tests.support.definitions import load_json, schema_errors
 
 
 def strip_fixture_keys(document: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from asp_protocol.canonical import canonical_json, changeset_digest, request_digest
-from support.definitions import assert_valid, definition_dir
+from tests.support.definitions import assert_valid, definition_dir
 
 EVALUATE_REF = "outer-host.schema.json#/$defs/evaluateChangesetResult"
 VERDICT_REF = "verdict.schema.json"

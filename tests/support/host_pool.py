@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from asp_protocol.canonical import blob_id
-from support.gitrepo import GIT_ENV, snapshot_tree
-from support.host_checks import (
+from tests.support.gitrepo import GIT_ENV, snapshot_tree
+from tests.support.host_checks import (
     check_authority_status,
     check_capabilities,
     check_envelope,
     check_status,
 )
-from support.host_harness import HostProcess
-from support.host_scenarios import HostConfig, prepare
+from tests.support.host_harness import HostProcess
+from tests.support.host_scenarios import HostConfig, prepare
 
 
 def head_bytes(repo: Path, path: str) -> bytes | None:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from asp_protocol.canonical import digest_bytes
-from support.definitions import assert_valid, definition_dir
-from support.gitrepo import make_repo
+from tests.support.definitions import assert_valid, definition_dir
+from tests.support.gitrepo import make_repo
 
 CALL_SITES = ("interactive", "gate", "sweep")
 FAKE_MODULE = "reference_host.providers.fake"
