@@ -89,7 +89,7 @@ def capability_coverage(
                 degraded.extend(health["degraded"])
                 required_for.extend(s for s in entry.required_for if s not in required_for)
         # check needs an enrolled provider; inspect also routes to advisory (trusted, unpinned)
-        # providers when no policy requirement asks for inspect (see inspect_query.inspect_targets)
+        # providers when no policy requirement asks for inspect (see inspect_targets.inspect_targets)
         advisory_ok = family == "inspect" and not _requires(policy, family)
         available = family in SERVED and any(
             s["available"] and (advisory_ok or s["role"] != "advisory") for s in states

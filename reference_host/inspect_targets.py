@@ -1,0 +1,174 @@
+"""The inspect providers one `host/queryInspect` asks: which (pinned or advisory), each run once
+under the call-site budget, then judged against its policy pin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+
+from asp_protocol.models import CallSite, DegradationReason
+from reference_host.context import HostContext
+from reference_host.decision import degradation
+from reference_host.inspect_session import InspectProviderSession
+from reference_host.inspect_validation import check_inspect_result
+from reference_host.manifests import NOT_CLAIMED
+from reference_host.policy import EffectivePolicy, PinnedProvider
+from reference_host.session import SessionFailure
+from reference_host.session_callbacks import EvaluationScope
+
+
+@dataclass
+class Target:
+    """One provider asked to answer: for a requirement (pinned) or advisory."""
+
+    provider_id: str
+    coverage_id: str
+    role: str
+    pin: PinnedProvider | None = None
+    requirement_id: str | None = None
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    blobs: tuple[str, ...] = ()
+    truncated: bool = False
+    ran: bool = False
+    evidence: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+
+
+def inspect_targets(
+    ctx: HostContext, policy: EffectivePolicy, call_site: CallSite
+) -> tuple[list[Target], list[str]]:
+    """Pinned providers of the policy's inspect requirements, else advisory trusted inspect providers."""
+    targets: list[Target] = []
+    required: list[str] = []
+    for role, ids in (
+        ("required", policy.required_ids(call_site)),
+        ("optional", policy.optional_ids(call_site)),
+    ):  # type: ignore[arg-type]
+        for requirement_id in ids:
+            requirement = policy.requirement(requirement_id)
+            if requirement is None or "inspect" not in requirement.capabilities:
+                continue
+            if role == "required":
+                required.append(requirement_id)
+            for pin in requirement.authority.providers:
+                targets.append(Target(pin.id, requirement_id, role, pin, requirement_id))
+    if not targets and not required:
+        for provider_id, installed in sorted(ctx.providers.items()):
+            if installed.manifest is not None and "inspect" in installed.manifest.capabilities:
+                targets.append(Target(provider_id, f"{provider_id}/inspect", "advisory"))
+    return targets, required
+
+
+def _provenance(ctx: HostContext, target: Target) -> dict[str, Any]:
+    installed = ctx.providers.get(target.provider_id)
+    manifest = installed.manifest if installed else None
+    claims = installed.conformance_claims if installed else []
+    return {
+        "provider": target.provider_id,
+        "capability": "inspect",
+        "identity": manifest.provenance.publisher if manifest else target.provider_id,
+        "integrity": manifest.artifact.fingerprint if manifest else "unknown",
+        "conformance": claims[0] if claims else NOT_CLAIMED,
+    }
+
+
+async def run_target(
+    ctx: HostContext,
+    target: Target,
+    request: dict[str, Any],
+    params: dict[str, Any],
+    scope: EvaluationScope,
+    allowed: set[str],
+    deadline: float,
+) -> None:
+    def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
+        target.degraded.append(
+            degradation(
+                target.provider_id,
+                reason,
+                detail,
+                requirement=target.requirement_id,
+                capability="inspect",
+                provider_state=state,
+            )  # type: ignore[arg-type]
+        )
+
+    try:
+        session = await ctx.supervisor.session_for(
+            target.provider_id, scope.baseline, deadline - anyio.current_time(), family="inspect"
+        )
+    except SessionFailure as failure:
+        return degrade(failure.reason, failure.detail, failure.state)
+    assert isinstance(session, InspectProviderSession)
+    target.provenance = _provenance(ctx, target)
+    if session.requests_write:
+        return degrade(
+            "direct-write-risk",
+            "provider requested write access at initialize; no content served",
+            session.state,
+        )
+    method = session.method_for(request["verb"])
+    if method is None:
+        return degrade(
+            "unsupported", f"provider does not advertise the {request['verb']} verb", session.state
+        )
+    async with session.lock:
+        try:
+            raw = await ctx.supervisor.request(
+                target.provider_id,
+                session,
+                method,
+                lambda: session.scoped_request(
+                    method, params, scope, max(0.001, deadline - anyio.current_time())
+                ),
+                quote_error=True,
+            )
+        except SessionFailure as failure:
+            return degrade(failure.reason, failure.detail, failure.state)
+        check = check_inspect_result(
+            raw,
+            request["verb"],
+            rev=scope.baseline["rev"],
+            allowed_blobs=allowed,
+            served_ever=session.served_ever,
+        )
+    if check.result is None:
+        return degrade(
+            cast(DegradationReason, check.reason or "malformed"), check.detail, session.state
+        )
+    target.result, target.blobs, target.truncated, target.ran = (
+        check.result,
+        check.blobs,
+        check.truncated,
+        True,
+    )
+
+
+def judge_authority(
+    ctx: HostContext, target: Target, policy: EffectivePolicy, call_site: CallSite
+) -> None:
+    if target.pin is None or target.requirement_id is None:
+        return
+    pin_check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
+    target.evidence = evidence
+    if target.provenance is not None:
+        target.provenance.update(
+            identity=pin_check.identity,
+            integrity=pin_check.integrity,
+            conformance=pin_check.conformance,
+        )
+    if not pin_check.granted:
+        target.ran = False
+        target.degraded.append(
+            degradation(
+                target.provider_id,
+                "missing-authority",
+                "policy pin does not match the trusted manifest: "
+                + "; ".join(pin_check.mismatches),
+                requirement=target.requirement_id,
+                capability="inspect",
+            )
+        )
