@@ -3,19 +3,18 @@
 Use it as an async context manager; the host starts lazily on the first call. When the host
 exits every in-flight call fails at once with `HostUnavailable` (exit code, stderr tail); the next
 call restarts it after an exponential backoff; after `max_failed_starts` consecutive failed
-starts (spawn error, or exit before any answer) it stays down with the reason.
+starts (spawn error, or exit before any answer) it stays down with the reason. This module is
+the call path; process supervision is `supervision.py`, the debug view `introspection.py`.
 """
 
 from __future__ import annotations
 
 import contextvars
 import time
-from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
 from pydantic import BaseModel, ValidationError
 
 from asp_protocol.errors import AspError, ConnectionClosed, ProtocolViolation, RequestTimeout
@@ -27,8 +26,8 @@ from asp_protocol.models import (
     QueryInspectResult,
     StatusResult,
 )
-from host_client import process as proc
 from host_client.errors import HostProtocolError, HostUnavailable
+from host_client.introspection import HostIntrospection
 from host_client.methods import (
     RESULT_MODELS,
     ApplyProposalResult,
@@ -38,16 +37,14 @@ from host_client.methods import (
     WorkingChangesetResult,
 )
 from host_client.observe import LatencyStats, Trace, TraceEntry
-from host_client.process import ExitInfo, HostInstance
+from host_client.process import HostInstance
 from host_client.settings import HostClientSettings
 
-HostState = Literal["idle", "starting", "running", "exited", "down", "closed"]
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _current_entry: contextvars.ContextVar[TraceEntry | None] = contextvars.ContextVar(
     "host_client_trace_entry", default=None
 )
 _MAX_TRACKED_IDS = 1024
-STDERR_TAIL_BYTES = 2048
 
 
 @dataclass(frozen=True)
@@ -58,83 +55,17 @@ class Validated(Generic[ModelT]):
     model: ModelT
 
 
-class HostClient:
+class HostClient(HostIntrospection):
     """The outer-seam client for one host command; safe for many concurrent callers."""
 
     def __init__(self, settings: HostClientSettings) -> None:
         self.settings = settings
         self.stats = LatencyStats(settings.latency_window)
         self.trace = Trace(settings.trace_size)
-        self._stack: AsyncExitStack | None = None
-        self._tg: TaskGroup | None = None
-        self._instance: HostInstance | None = None
-        self._last_instance: HostInstance | None = None
-        self._start_lock = anyio.Lock()
-        self._starting = False
-        self._closed = False
-        self._starts = 0
-        self._failed_starts = 0
-        self._last_failure_at = 0.0
-        self._last_exit: ExitInfo | None = None
-        self._down_reason: str | None = None
+        self._init_supervision()
         self._invalid_lines = 0
         self._in_flight = 0
         self.identity: dict[str, Any] = {}
-
-    # -- lifecycle ----------------------------------------------------------------------------
-
-    async def __aenter__(self) -> HostClient:
-        self._stack = AsyncExitStack()
-        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Stop the host politely (stdin EOF, then terminate, then kill) and end supervision."""
-        self._closed = True
-        instance = self._instance
-        if instance is not None:
-            await proc.stop(instance, self.settings.exit_grace)
-            with anyio.move_on_after(self.settings.exit_grace + 1.5, shield=True):
-                await instance.dead.wait()
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
-        if self._stack is not None:
-            stack, self._stack = self._stack, None
-            await stack.aclose()
-
-    async def start(self) -> None:
-        """Start the host now instead of on the first call (raises HostUnavailable)."""
-        await self._ensure_instance()
-
-    def start_in_background(self) -> None:
-        """Begin starting the host without waiting; a failure is recorded like any failed start."""
-        if self._tg is not None:
-            self._tg.start_soon(self._start_quietly)
-
-    async def _start_quietly(self) -> None:
-        with suppress(HostUnavailable):
-            await self._ensure_instance()
-
-    @property
-    def pid(self) -> int | None:
-        """The running host's pid, None when no host process is up."""
-        instance = self._instance
-        return instance.pid if instance is not None and instance.alive else None
-
-    @property
-    def state(self) -> HostState:
-        if self._closed:
-            return "closed"
-        if self._down_reason is not None:
-            return "down"
-        if self._starting:
-            return "starting"
-        if self._instance is not None and self._instance.alive:
-            return "running"
-        return "exited" if self._starts else "idle"
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -237,15 +168,6 @@ class HostClient:
         if instance is self._instance:
             self._failed_starts = 0
 
-    def _unavailable(self, instance: HostInstance) -> HostUnavailable:
-        info = instance.exit
-        if info is None:
-            return HostUnavailable(
-                "host closed its output stream",
-                stderr_tail=instance.stderr.tail(STDERR_TAIL_BYTES),
-            )
-        return HostUnavailable(info.reason, exit_code=info.exit_code, stderr_tail=info.stderr_tail)
-
     # -- typed methods ------------------------------------------------------------------------
 
     async def _typed(
@@ -294,93 +216,6 @@ class HostClient:
     async def policy(self, **kw: Any) -> Validated[PolicyResult]:
         return await self._typed("host/policy", PolicyResult, **kw)
 
-    # -- supervision --------------------------------------------------------------------------
-
-    async def _ensure_instance(self) -> HostInstance:
-        instance = self._instance
-        if instance is not None and instance.alive:
-            return instance
-        async with self._start_lock:
-            instance = self._instance
-            if instance is not None and instance.alive:
-                return instance
-            if self._closed:
-                raise HostUnavailable("the host client is closed", permanent=True)
-            if self._down_reason is not None:
-                last = self._last_exit
-                raise HostUnavailable(
-                    self._down_reason,
-                    exit_code=last.exit_code if last else None,
-                    stderr_tail=last.stderr_tail if last else "",
-                    permanent=True,
-                )
-            if self._failed_starts:
-                delay = min(
-                    self.settings.backoff_initial * 2 ** (self._failed_starts - 1),
-                    self.settings.backoff_max,
-                )
-                wait = self._last_failure_at + delay - time.monotonic()
-                if wait > 0:
-                    await anyio.sleep(wait)
-            return await self._spawn()
-
-    async def _spawn(self) -> HostInstance:
-        if self._tg is None:
-            raise RuntimeError("HostClient must be used as an async context manager")
-        self._starting = True
-        try:
-            instance = await proc.spawn(self.settings, self._on_wire)
-        except OSError as exc:
-            reason = f"cannot start host {self.settings.argv[0]!r}: {exc.strerror or exc}"
-            self._register_failure(reason, None)
-            raise self._raise_for_failure(reason, None) from None
-        finally:
-            self._starting = False
-        self._starts += 1
-        self._instance = self._last_instance = instance
-        self._tg.start_soon(self._supervise, instance)
-        return instance
-
-    async def _supervise(self, instance: HostInstance) -> None:
-        code: int | None = None
-        try:
-            code = await proc.supervise(instance, self.settings.exit_grace)
-        finally:
-            tail = instance.stderr.tail(STDERR_TAIL_BYTES)
-            if self._closed:
-                reason = "host stopped by the bridge"
-            elif instance.answered:
-                reason = "host exited"
-            else:
-                reason = "host exited before answering any call"
-            instance.exit = ExitInfo(code, reason, time.time(), tail, instance.answered)
-            self._last_exit = instance.exit
-            if not self._closed and not instance.answered:
-                self._register_failure(reason, code)
-            instance.dead.set()
-
-    def _register_failure(self, reason: str, exit_code: int | None) -> None:
-        self._failed_starts += 1
-        self._last_failure_at = time.monotonic()
-        if exit_code is None and self._last_exit is None:
-            self._last_exit = ExitInfo(None, reason, time.time(), "", False)
-        if self._failed_starts >= self.settings.max_failed_starts:
-            code = f" (exit code {exit_code})" if exit_code is not None else ""
-            self._down_reason = (
-                f"host is down after {self._failed_starts} consecutive failed starts; "
-                f"last: {reason}{code}"
-            )
-
-    def _raise_for_failure(self, reason: str, exit_code: int | None) -> HostUnavailable:
-        if self._down_reason is not None:
-            return HostUnavailable(self._down_reason, exit_code=exit_code, permanent=True)
-        return HostUnavailable(reason, exit_code=exit_code)
-
-    def reset(self) -> None:
-        """Leave the permanent `down` state so the next call tries again (an operator action)."""
-        self._down_reason = None
-        self._failed_starts = 0
-
     def _on_wire(self, instance: HostInstance, event: WireEvent) -> None:
         if event.direction == "out":
             entry = _current_entry.get()
@@ -406,50 +241,6 @@ class HostClient:
             else:
                 entry.late_reply = event.kind
                 entry.late_reply_code = event.error_code
-
-    # -- introspection ------------------------------------------------------------------------
-
-    def debug_info(self) -> dict[str, Any]:
-        """Everything `asp_debug_host` shows; the stderr tail is raw host text (untrusted)."""
-        instance = self._instance
-        last = self._last_instance
-        running = instance is not None and instance.alive
-        exit_info = self._last_exit
-        return {
-            "command": list(self.settings.argv),
-            "cwd": str(self.settings.cwd),
-            "state": self.state,
-            "pid": instance.pid if running and instance else None,
-            "startedAt": _iso(instance.started_at) if running and instance else None,
-            "uptimeSeconds": round(time.time() - instance.started_at, 3)
-            if running and instance
-            else None,
-            "starts": self._starts,
-            "restarts": max(0, self._starts - 1),
-            "failedStartsInRow": self._failed_starts,
-            "maxFailedStarts": self.settings.max_failed_starts,
-            "downReason": self._down_reason,
-            "lastExit": None
-            if exit_info is None
-            else {
-                "exitCode": exit_info.exit_code,
-                "reason": exit_info.reason,
-                "at": _iso(exit_info.at),
-                "answeredBeforeExit": exit_info.answered,
-            },
-            "inFlight": self._in_flight,
-            "timeoutSeconds": self.settings.timeout,
-            "invalidLinesFromHost": self._invalid_lines,
-            "stderrBytesTotal": last.stderr.total if last else 0,
-            "stderrBytesDropped": last.stderr.dropped if last else 0,
-            "stderrTail": last.stderr.tail(STDERR_TAIL_BYTES) if last else "",
-            "hostIdentity": dict(self.identity),
-            "latency": self.stats.snapshot(),
-        }
-
-
-def _iso(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
 def _validate(method: str, model: type[ModelT], raw: dict[str, Any]) -> ModelT:
