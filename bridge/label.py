@@ -103,6 +103,27 @@ def _headline(tool: str, method: str | None, call_site: str | None) -> str:
     )
 
 
+def _envelope(
+    binding: Binding,
+    tool: str,
+    method: str | None,
+    call_site: str | None,
+    host: dict[str, Any],
+    latency_ms: float,
+    **outcome: Any,
+) -> Envelope:
+    """The label fields every result shares; *outcome* is the host/bridge result or the error."""
+    return Envelope(
+        authority=AuthorityLabel(binding=binding),
+        tool=tool,
+        hostMethod=method,
+        callSite=call_site,  # type: ignore[arg-type]
+        host=host,
+        latencyMs=round(latency_ms, 3),
+        **outcome,
+    )
+
+
 def _result(envelope: Envelope, text: str, *, is_error: bool, binding: Binding) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
@@ -143,13 +164,13 @@ def success(
             limits=limits,
             binding=binding,
         )
-    envelope = Envelope(
-        authority=AuthorityLabel(binding=binding),
-        tool=tool,
-        hostMethod=method,
-        callSite=call_site,  # type: ignore[arg-type]
-        host=host,
-        latencyMs=round(latency_ms, 3),
+    envelope = _envelope(
+        binding,
+        tool,
+        method,
+        call_site,
+        host,
+        latency_ms,
         hostResult=host_result,
         bridgeResult=bridge_result,
     )
@@ -183,15 +204,7 @@ def failure(
     """A labelled `isError` result: never an empty success."""
     if error.stderrTail is not None:
         error = error.model_copy(update={"stderrTail": error.stderrTail[-limits.string_chars :]})
-    envelope = Envelope(
-        authority=AuthorityLabel(binding=binding),
-        tool=tool,
-        hostMethod=method,
-        callSite=call_site,  # type: ignore[arg-type]
-        host=host,
-        latencyMs=round(latency_ms, 3),
-        error=error,
-    )
+    envelope = _envelope(binding, tool, method, call_site, host, latency_ms, error=error)
     code = f", ASP code {error.code}" if error.code is not None else ""
     fail_class = f", failClass {cap_string(error.failClass, 40)}" if error.failClass else ""
     exit_code = f", exit code {error.exitCode}" if error.exitCode is not None else ""
