@@ -19,7 +19,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from asp_protocol.canonical import changeset_digest, request_digest
 from asp_protocol.changesets import PathError, validate_path
-from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.errors import AspError, ErrorCode, FailClass
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, RequestHandler
 from asp_protocol.models import CallSite
 from reference_host.context import HostContext
@@ -59,6 +59,15 @@ def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext
         return await anyio.to_thread.run_sync(fn, ctx, _object_params(params))
 
     return handler
+
+
+def _refusal(code: ErrorCode, message: str, fail_class: FailClass, method: str) -> RequestHandler:
+    """A handler that always answers the same typed error (detail: the method called)."""
+
+    async def refuse(params: Any, rpc: RequestContext) -> Any:
+        raise AspError(code, message, fail_class=fail_class, detail=method)
+
+    return refuse
 
 
 def fast_path_envelope(ctx: HostContext, method: str, params: Any) -> dict[str, Any]:
@@ -237,25 +246,23 @@ def build_endpoint(
 
         add(method, fast_path)
     for method in FAST_PATH_REFUSED:
-
-        async def refused(params: Any, rpc: RequestContext, method: str = method) -> Any:
-            raise AspError(
+        add(
+            method,
+            _refusal(
                 ErrorCode.SCOPE_DENIED,
                 "provider methods are not offered on the host's outer seam",
-                fail_class="policy",
-                detail=method,
-            )
-
-        add(method, refused)
+                "policy",
+                method,
+            ),
+        )
     for method in UNBUILT:
-
-        async def unbuilt(params: Any, rpc: RequestContext, method: str = method) -> Any:
-            raise AspError(
+        add(
+            method,
+            _refusal(
                 ErrorCode.METHOD_NOT_FOUND,
                 "this profile is not built in the reference host",
-                fail_class="contract",
-                detail=method,
-            )
-
-        add(method, unbuilt)
+                "contract",
+                method,
+            ),
+        )
     return endpoint
