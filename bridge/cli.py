@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 
 from bridge.config import BridgeSettings, ConfigError, load_settings
+from bridge.ext.bakeoff import command as bakeoff_command
+from bridge.migration import command as migration_command
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
 SERVER_KEY = "asp"
@@ -62,11 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--client", choices=CLIENTS, required=True)
     _common(config)
-    from bridge.ext.bakeoff import command as bakeoff_command
-
     bakeoff_command.add_parser(commands)
-    from bridge.migration import command as migration_command
-
     migration_command.add_parser(commands, _common)
     return parser
 
@@ -89,7 +87,7 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=settings.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
-    from bridge.server import create_server
+    from bridge.server import create_server  # the MCP SDK loads only for commands that serve
 
     extensions: list[Any] = []
     middleware: list[Any] = []
@@ -186,9 +184,6 @@ def client_config(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", message=".*SEP-2577.*")
     args = build_parser().parse_args(argv)
-    from bridge.ext.bakeoff import command as bakeoff_command
-    from bridge.migration import command as migration_command
-
     handlers = {
         "serve": serve,
         "call": call,
