@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from asp_protocol import ASP_PROTOCOL_VERSION
 from asp_protocol.canonical import digest, digest_bytes
 from asp_protocol.models import AssuranceMode, CallSite, CapabilityFamily
+from asp_protocol.policy_rules import policy_rules
 from reference_host.providers import PROVIDER_VERSION, PUBLISHER, PYTHON_CHECK, BuiltinProvider
 
 POLICY_PATH = ".asp/asp.json"
@@ -187,16 +188,7 @@ def default_policy_document(provider: BuiltinProvider = PYTHON_CHECK) -> dict[st
             }
         ],
         "gates": {site: dict(gate) for site in CALL_SITES},
-        "policy": {
-            "authorityModel": "explicit-pinned-provider",
-            "policyChangeActivation": "base-policy-two-phase",
-            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
-            "missingHost": {
-                "interactive": "warn-open",
-                "gate": "fail-closed",
-                "sweep": "fail-closed",
-            },
-        },
+        "policy": policy_rules(),
     }
 
 

@@ -24,18 +24,19 @@ from tests.support.gitrepo import write_files
 from tests.support.host_checks import (
     ASSESSMENT_REF,
     assert_degraded,
-    assert_named,
     check_envelope,
     check_status,
     find_degraded,
     granted_for,
     mentions,
+    named,
     named_test_for,
     provenance_ids,
     reasons,
     requirement_ids,
     server,
     validate,
+    who,
 )
 from tests.support.host_harness import HostProcess
 from tests.support.host_pool import HostPool, head_tree
@@ -55,15 +56,6 @@ CLEAN = one_provider("clean")
 FINDING = one_provider("finding")
 MISSING = one_provider("clean", id="fake-not-installed", installed=False)
 SRC_EDIT = {"src/app.py": "def add(a, b):\n    return a + b + 0\n"}
-
-
-def who(provider: str) -> set[str]:
-    return {REQ, provider}
-
-
-def named(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
-    """The degraded entry naming *provider* as source and `fake-check` as requirement."""
-    return assert_named(result, reason, provider, REQ)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ import pytest
 from asp_protocol.canonical import blob_id
 from asp_protocol.errors import AspError
 from asp_protocol.jsonrpc import JsonRpcEndpoint
+from asp_protocol.policy_rules import policy_rules
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree, write_files
 
@@ -88,16 +89,7 @@ def probe_policy(budget_ms: int = 20000) -> str:
                 }
             ],
             "gates": {"interactive": gate, "gate": gate, "sweep": gate},
-            "policy": {
-                "authorityModel": "explicit-pinned-provider",
-                "policyChangeActivation": "base-policy-two-phase",
-                "candidatePolicyAuthority": "trusted-base-or-organization-floor",
-                "missingHost": {
-                    "interactive": "warn-open",
-                    "gate": "fail-closed",
-                    "sweep": "fail-closed",
-                },
-            },
+            "policy": policy_rules(),
             "budgets": {"interactiveMs": budget_ms, "gateMs": budget_ms, "sweepMs": budget_ms},
         }
     )

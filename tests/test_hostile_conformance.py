@@ -24,31 +24,23 @@ from tests.support.definitions import require_definitions
 from tests.support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
-    assert_named,
     find_degraded,
     granted_for,
     mentions,
+    named,
     named_test_for,
     provenance_ids,
     reasons,
     requirement_ids,
     server,
     validate,
+    who,
 )
 from tests.support.host_pool import HostPool
 from tests.support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
 
 TESTS = Path(__file__).resolve().parent
 OPT = "optional-check"
-
-
-def who(provider: str) -> set[str]:
-    return {REQ, provider}
-
-
-def named(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
-    """The degraded entry naming *provider* as source and `fake-check` as requirement."""
-    return assert_named(result, reason, provider, REQ)
 
 
 @pytest.fixture(scope="module")

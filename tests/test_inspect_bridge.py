@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
+from asp_protocol.policy_rules import policy_rules
 from bridge.config import BridgeSettings
 from bridge.server import create_server
 from bridge.tools.inspect import build_request, query_key
@@ -214,16 +215,7 @@ def inspect_policy(provider: dict[str, str]) -> dict[str, Any]:
             "gate": {"requiredRequirements": [], "optionalRequirements": []},
             "sweep": {"requiredRequirements": [], "optionalRequirements": []},
         },
-        "policy": {
-            "authorityModel": "explicit-pinned-provider",
-            "policyChangeActivation": "base-policy-two-phase",
-            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
-            "missingHost": {
-                "interactive": "warn-open",
-                "gate": "fail-closed",
-                "sweep": "fail-closed",
-            },
-        },
+        "policy": policy_rules(),
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from asp_protocol.canonical import canonical_json, changeset_digest, request_digest
 from tests.support.definitions import assert_valid, definition_dir
+from tests.support.host_scenarios import REQ
 
 EVALUATE_REF = "outer-host.schema.json#/$defs/evaluateChangesetResult"
 VERDICT_REF = "verdict.schema.json"
@@ -212,3 +213,13 @@ def requirement_ids(prefix: str) -> list[str]:
 def named_test_for(requirement_id: str) -> str:
     """`CORE-HOST-STATUS` -> `test_core_host_status`: the one test named for each id."""
     return "test_" + requirement_id.lower().replace("-", "_")
+
+
+def who(provider: str) -> set[str]:
+    """The provider ids a receipt names for the one-requirement scenarios: the requirement and it."""
+    return {REQ, provider}
+
+
+def named(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
+    """The degraded entry naming *provider* as source and `fake-check` as requirement."""
+    return assert_named(result, reason, provider, REQ)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from asp_protocol.canonical import digest_bytes
+from asp_protocol.policy_rules import policy_rules
 from tests.support.definitions import assert_valid, definition_dir
 from tests.support.gitrepo import make_repo
 
@@ -198,16 +199,7 @@ def policy_for(config: HostConfig) -> dict[str, Any]:
             }
             for site in CALL_SITES
         },
-        "policy": {
-            "authorityModel": "explicit-pinned-provider",
-            "policyChangeActivation": "base-policy-two-phase",
-            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
-            "missingHost": {
-                "interactive": "warn-open",
-                "gate": "fail-closed",
-                "sweep": "fail-closed",
-            },
-        },
+        "policy": policy_rules(),
         "budgets": {f"{site}Ms": DEFAULT_BUDGET_MS for site in CALL_SITES},
     }
     for site, ms in config.budgets_ms:

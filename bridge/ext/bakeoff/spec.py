@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from asp_protocol.policy_rules import policy_rules
+
 CallSite = Literal["interactive", "gate", "sweep"]
 ChangesetMode = Literal["working", "stale"]
 Action = Literal["call", "cancel", "fast-path", "edit-plan", "apply"]
@@ -160,16 +162,7 @@ def build_policy(case: Case) -> dict[str, Any] | None:
         "aspVersion": "asp/1.0",
         "requirements": requirements,
         "gates": gates,
-        "policy": {
-            "authorityModel": "explicit-pinned-provider",
-            "policyChangeActivation": "base-policy-two-phase",
-            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
-            "missingHost": {
-                "interactive": "warn-open",
-                "gate": "fail-closed",
-                "sweep": "fail-closed",
-            },
-        },
+        "policy": policy_rules(),
         "adapters": {"mcp": {"enabled": True, "mode": "mcp-extension-candidate"}},
     }
     if case.budgets:
