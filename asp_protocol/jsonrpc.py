@@ -273,7 +273,8 @@ class JsonRpcEndpoint:
             return
         try:
             message = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            # RecursionError: nesting deeper than the interpreter can parse is a bad line too
             self._trace("in", "invalid", None, None, len(line))
             await self._respond_error(
                 None, AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line")

@@ -319,3 +319,13 @@ async def test_requests_received_before_eof_are_still_answered() -> None:
     assert reply == {"jsonrpc": "2.0", "id": 1, "result": "answered"}
     with pytest.raises(ConnectionClosed):
         await server.request("anything")
+
+
+async def test_deeply_nested_line_is_a_parse_error_and_serving_continues() -> None:
+    async with connected_pair(serve_client=False) as (server, _, raw):
+        server.register("ok", lambda params, ctx: _value("still serving"))
+        deep = b'{"jsonrpc":"2.0","id":7,"method":"ok","params":' + b"[" * 100_000
+        nested = await raw_exchange(raw, deep + b"]" * 100_000 + b"}\n")
+        after = await raw_exchange(raw, b'{"jsonrpc":"2.0","id":8,"method":"ok"}\n')
+    assert nested["id"] is None and nested["error"]["code"] == -32700
+    assert after == {"jsonrpc": "2.0", "id": 8, "result": "still serving"}
