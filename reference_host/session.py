@@ -200,9 +200,13 @@ class ProviderSession(CallbackServer):
             "network": False,
             "resourceLimits": {**RESOURCE_LIMITS, "wallclockMs": int(timeout * 1000)},
         }
-        await self.endpoint.notify(
-            "initialized", {"grantedPermissions": granted, "baseline": baseline}
-        )
+        try:
+            await self.endpoint.notify(
+                "initialized", {"grantedPermissions": granted, "baseline": baseline}
+            )
+        except ConnectionClosed as exc:
+            await self.kill()
+            raise self._initialize_failure(exc) from exc
         self.state = "active"
 
     def _initialize_failure(

@@ -247,6 +247,28 @@ async def test_outer_cancel_reaches_provider(workspace: tuple[Path, Path, Path])
     assert records(record, "cancel"), "the provider received $/cancelRequest"
 
 
+async def test_provider_gone_before_the_grant_is_crashed_coverage(
+    workspace: tuple[Path, Path, Path],
+) -> None:
+    """A provider that answers initialize and exits before `initialized` is a crash: degraded
+    coverage in a decision envelope, never an internal error or an unanswered request."""
+    repo, trusted, record = workspace
+    probe_manifest(trusted, record, mode="exit-after-initialize")
+    write_files(repo, {"src/app.py": "A = 6\n"})
+    async with running_host(repo, trusted) as host:
+        working = await host.request("host/workingChangeset", {}, timeout=20)
+        result = await host.request(
+            "host/evaluateChangeset",
+            {"callSite": "gate", "changeset": working["changeset"]},
+            timeout=30,
+        )
+    assert_valid(result, EVALUATE_REF)
+    assert result["decision"] == "indeterminate"
+    degraded = [d for d in result["coverage"]["degraded"] if d["source"] == "probe"]
+    assert [d["reason"] for d in degraded] == ["crashed"], degraded
+    assert records(record, "initialize"), "the provider was launched and initialized"
+
+
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)

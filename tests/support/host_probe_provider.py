@@ -1,10 +1,11 @@
 """A check provider that records what the host gives it, for the host's own integration tests.
 
-`python -m support.host_probe_provider --record FILE [--protocol asp/1.0] [--mode clean|wait]`
+`python -m support.host_probe_provider --record FILE [--protocol asp/1.0] [--mode clean|wait|exit-after-initialize]`
 (run with `tests/` on PYTHONPATH). It writes one JSON line per event to FILE (outside the
 workspace): its environment and cwd, the initialize / initialized params, every check/evaluate
 params, the host's answers to its callbacks (including deliberate out-of-grant and
-not-in-session reads) and any `$/cancelRequest`. In `wait` mode it never answers evaluate.
+not-in-session reads) and any `$/cancelRequest`. In `wait` mode it never answers evaluate; in
+`exit-after-initialize` mode it writes its initialize answer and exits before the grant arrives.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import anyio
 
 from asp_protocol.canonical import changeset_digest, config_digest
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.framing import stdio_byte_streams
+from asp_protocol.framing import encode_message, stdio_byte_streams
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 
 PROVIDER_ID = "probe"
@@ -31,7 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--record", required=True)
     parser.add_argument("--protocol", default="asp/1.0")
-    parser.add_argument("--mode", default="clean", choices=("clean", "wait"))
+    parser.add_argument("--mode", default="clean", choices=("clean", "wait", "exit-after-initialize"))
     args = parser.parse_args()
     anyio.run(_serve, args)
     return 0
@@ -54,6 +55,15 @@ async def _serve(args: argparse.Namespace) -> None:
         record("initialize", params)
         if params.get("protocolVersion") != args.protocol:
             raise AspError(ErrorCode.UNSUPPORTED_VERSION, "unsupported-version")
+        result = initialize_result()
+        if args.mode == "exit-after-initialize":
+            # no newline: the host sees this answer only at end of stream, with the pipe gone
+            answer = encode_message({"jsonrpc": "2.0", "id": ctx.id, "result": result})
+            os.write(1, answer.rstrip(b"\n"))
+            os._exit(0)
+        return result
+
+    def initialize_result() -> dict[str, Any]:
         return {
             "serverInfo": {"name": PROVIDER_ID, "version": "1.0.0", "fingerprint": "sha256:probe"},
             "capabilityFamilies": ["check"],
