@@ -3,8 +3,8 @@
 A provider is launched on first use, reused while it stays healthy, relaunched after it dies,
 and quarantined after `QUARANTINE_AFTER` consecutive failures (crash, timeout, malformed
 initialize). Quarantine lasts for the host process's life and shows in status and authority status.
-A session is initialized for one capability family (`check`, `inspect`); a warm session is reused
-only for the family it was initialized for.
+A session is initialized for one capability family (`check`, `inspect`); a provider serving both
+has one warm session per family, so a query of one family never stops a request of the other.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ class ProviderRecord:
 
     id: str
     installed: InstalledProvider | None
-    session: ProviderSession | None = None
+    session: ProviderSession | None = None  # the most recently launched, for status
+    sessions: dict[CapabilityFamily, ProviderSession] = field(default_factory=dict)
     lifecycle: LifecycleState = "exited"
     launched: bool = False
     failures: int = 0
@@ -135,9 +136,9 @@ class Supervisor:
         timeout: float,
         family: CapabilityFamily = "check",
     ) -> ProviderSession:
-        """A live session initialized for capability *family*: the warm one, or a fresh launch
-        (a warm session of another family is stopped first); raises SessionFailure, also for a
-        provider that may not be launched at all or a budget already spent."""
+        """A live session initialized for capability *family*: the warm one of that family, or a
+        fresh launch; raises SessionFailure, also for a provider that may not be launched at all or
+        a budget already spent."""
         session_type = SESSION_TYPES.get(family)
         if session_type is None:
             raise SessionFailure(
@@ -159,19 +160,15 @@ class Supervisor:
                     f"quarantined after {QUARANTINE_AFTER} consecutive failures ({record.last_detail})",
                     counts=False,
                 )
-            if (
-                record.session is not None
-                and record.session.alive
-                and record.session.state == "active"
-                and record.session.family == family
-            ):
-                return record.session
-            if record.session is not None and record.session.alive:
-                await record.session.kill()
+            warm = record.sessions.get(family)
+            if warm is not None and warm.alive and warm.state == "active":
+                return warm
+            if warm is not None and warm.alive:
+                await warm.kill()
             assert record.installed is not None
             assert self._tg is not None, "supervisor not attached to a task group"
             session = session_type(record.installed, self.workspace_root, self.assurance_mode)
-            record.session = session
+            record.session = record.sessions[family] = session
             record.launched = True
             record.lifecycle = "launched"
             try:
@@ -183,6 +180,7 @@ class Supervisor:
                     failure.state,
                     failure.detail,
                     counts=failure.counts_toward_quarantine,
+                    session=session,
                 )
                 raise
             record.lifecycle = session.state
@@ -206,14 +204,19 @@ class Supervisor:
         except RequestTimeout as exc:
             await session.kill()
             self.failed(
-                record, "timed-out", "timed-out", f"{method} exceeded the budget", counts=True
+                record,
+                "timed-out",
+                "timed-out",
+                f"{method} exceeded the budget",
+                counts=True,
+                session=session,
             )
             raise SessionFailure(
                 "timed-out", "timed-out", f"{method} exceeded the call-site budget", counts=True
             ) from exc
         except ConnectionClosed as exc:
             detail = f"provider exited during {method}"
-            self.failed(record, "crashed", "crashed", detail, counts=True)
+            self.failed(record, "crashed", "crashed", detail, counts=True, session=session)
             raise SessionFailure("crashed", "crashed", detail, counts=True) from exc
         except AspError as exc:
             cancelled = exc.code == ErrorCode.CANCELLED.code
@@ -227,15 +230,14 @@ class Supervisor:
                 counts=False,
                 health=exc.fail_class == "health" and not cancelled,
             ) from exc
-        self.succeeded(provider_id)
+        self.succeeded(provider_id, session)
         return raw
 
-    def succeeded(self, provider_id: str) -> None:
+    def succeeded(self, provider_id: str, session: ProviderSession) -> None:
         record = self.record(provider_id)
         record.failures = 0
         record.last_reason = None
-        if record.session is not None:
-            record.lifecycle = record.session.state
+        record.lifecycle = session.state
 
     def failed(
         self,
@@ -245,13 +247,14 @@ class Supervisor:
         detail: str,
         *,
         counts: bool,
+        session: ProviderSession | None = None,
     ) -> None:
-        """Record a failure; the third consecutive counted one quarantines the provider."""
+        """Record a failure of *session*; the third consecutive counted one quarantines the provider."""
         record.lifecycle = state
         record.last_reason = reason
         record.last_detail = detail
-        if record.session is not None:
-            record.session.state = state
+        if session is not None:
+            session.state = state
         if counts:
             record.failures += 1
             log.warning(
@@ -266,7 +269,7 @@ class Supervisor:
                 log.warning("provider %s quarantined", record.id)
 
     async def shutdown_all(self) -> None:
-        sessions = [r.session for r in self.records.values() if r.session is not None]
+        sessions = [s for r in self.records.values() for s in r.sessions.values()]
         async with anyio.create_task_group() as tg:
             for session in sessions:
                 tg.start_soon(session.shutdown)

@@ -32,7 +32,12 @@ EVALUATE_REF = "outer-host.schema.json#/$defs/evaluateChangesetResult"
 
 
 def probe_manifest(
-    trusted: Path, record: Path, *, protocol: str = "asp/1.0", mode: str = "clean"
+    trusted: Path,
+    record: Path,
+    *,
+    protocol: str = "asp/1.0",
+    mode: str = "clean",
+    inspect: bool = False,
 ) -> None:
     folder = trusted / "probe"
     folder.mkdir(parents=True, exist_ok=True)
@@ -40,7 +45,7 @@ def probe_manifest(
         "manifestVersion": "asp-server/1.0",
         "server": {"id": "probe", "name": "probe", "version": "1.0.0"},
         "protocolVersions": [protocol],
-        "capabilities": ["check"],
+        "capabilities": ["check", "inspect"] if inspect else ["check"],
         "entrypoint": {
             "transport": "stdio",
             "bin": sys.executable,
@@ -53,6 +58,7 @@ def probe_manifest(
                 protocol,
                 "--mode",
                 mode,
+                *(["--inspect"] if inspect else []),
             ],
         },
         "artifact": {"fingerprint": "sha256:probe"},
@@ -267,6 +273,38 @@ async def test_provider_gone_before_the_grant_is_crashed_coverage(
     degraded = [d for d in result["coverage"]["degraded"] if d["source"] == "probe"]
     assert [d["reason"] for d in degraded] == ["crashed"], degraded
     assert records(record, "initialize"), "the provider was launched and initialized"
+
+
+async def test_inspect_query_does_not_kill_a_check_evaluation_of_the_same_provider(
+    workspace: tuple[Path, Path, Path],
+) -> None:
+    """A provider serving check and inspect: a query while its evaluation runs must not stop the
+    check session under it (the evaluation still allows; the query is answered too)."""
+    repo, trusted, record = workspace
+    probe_manifest(trusted, record, mode="slow", inspect=True)
+    write_files(repo, {"src/app.py": "A = 7\n"})
+    outcome: dict[str, Any] = {}
+    async with running_host(repo, trusted) as host:
+        working = await host.request("host/workingChangeset", {}, timeout=20)
+        params = {"callSite": "gate", "changeset": working["changeset"]}
+
+        async def evaluate() -> None:
+            outcome["evaluate"] = await host.request("host/evaluateChangeset", params, timeout=30)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(evaluate)
+            with anyio.fail_after(20):
+                while not records(record, "evaluate"):
+                    await anyio.sleep(0.05)
+            outcome["inspect"] = await host.request(
+                "host/queryInspect",
+                {"callSite": "interactive", "request": {"verb": "symbols", "query": "A"}},
+                timeout=30,
+            )
+    result = outcome["evaluate"]
+    assert result["decision"] == "allow", result["coverage"]["degraded"]
+    assert "probe/inspect" in outcome["inspect"]["coverage"]["ran"], outcome["inspect"]
+    assert records(record, "symbols"), "the inspect query reached the provider"
 
 
 def _gone(pid: int) -> bool:

@@ -1,6 +1,6 @@
 """A check provider that records what the host gives it, for the host's own integration tests.
 
-`python -m support.host_probe_provider --record FILE [--protocol asp/1.0] [--mode clean|wait|exit-after-initialize]`
+`python -m support.host_probe_provider --record FILE [--protocol asp/1.0] [--mode MODE] [--inspect]`
 (run with `tests/` on PYTHONPATH). It writes one JSON line per event to FILE (outside the
 workspace): its environment and cwd, the initialize / initialized params, every check/evaluate
 params, the host's answers to its callbacks (including deliberate out-of-grant and
@@ -32,7 +32,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--record", required=True)
     parser.add_argument("--protocol", default="asp/1.0")
-    parser.add_argument("--mode", default="clean", choices=("clean", "wait", "exit-after-initialize"))
+    parser.add_argument(
+        "--mode", default="clean", choices=("clean", "wait", "slow", "exit-after-initialize")
+    )
+    parser.add_argument("--inspect", action="store_true")
     args = parser.parse_args()
     anyio.run(_serve, args)
     return 0
@@ -64,6 +67,13 @@ async def _serve(args: argparse.Namespace) -> None:
         return result
 
     def initialize_result() -> dict[str, Any]:
+        result = check_initialize_result()
+        if args.inspect:
+            result["capabilityFamilies"] = ["check", "inspect"]
+            result["capabilities"]["inspect"] = {"verbs": ["symbols"]}
+        return result
+
+    def check_initialize_result() -> dict[str, Any]:
         return {
             "serverInfo": {"name": PROVIDER_ID, "version": "1.0.0", "fingerprint": "sha256:probe"},
             "capabilityFamilies": ["check"],
@@ -101,6 +111,8 @@ async def _serve(args: argparse.Namespace) -> None:
             await ctx.cancel_requested.wait()
             record("cancel", {"id": ctx.id})
             raise AspError(ErrorCode.CANCELLED, "cancelled")
+        if args.mode == "slow":
+            await anyio.sleep(2)
         started = time.time()
         changes = params["changeset"]["changes"]
         wanted = sorted({c["after"] for c in changes if c.get("after")})
@@ -151,7 +163,12 @@ async def _serve(args: argparse.Namespace) -> None:
             "cache": {"status": "disabled"},
         }
 
+    async def symbols(params: Any, ctx: RequestContext) -> Any:
+        record("symbols", params)
+        return {"nodes": [], "validAsOf": {"rev": session["baseline"]["rev"], "blobs": []}}
+
     endpoint.register("initialize", initialize)
+    endpoint.register("sense/symbols", symbols)
     endpoint.register("check/evaluate", evaluate, cooperative_cancel=True)
     endpoint.on_notification("initialized", initialized)
     endpoint.on_notification("workspace/baselineChanged", baseline_changed)
