@@ -201,9 +201,17 @@ def failure(
     limits: TextLimits,
     binding: Binding = "mcp-tool",
 ) -> CallToolResult:
-    """A labelled `isError` result: never an empty success."""
+    """A labelled `isError` result: never an empty success. The message, detail and stderr tail
+    may be host text, so they are length-capped here, in structured content too."""
+    capped: dict[str, Any] = {
+        key: cap_string(value, limits.string_chars)
+        for key in ("message", "detail")
+        if isinstance(value := getattr(error, key), str) and len(value) > limits.string_chars
+    }
     if error.stderrTail is not None:
-        error = error.model_copy(update={"stderrTail": error.stderrTail[-limits.string_chars :]})
+        capped["stderrTail"] = error.stderrTail[-limits.string_chars :]
+    if capped:
+        error = error.model_copy(update=capped)
     envelope = _envelope(binding, tool, method, call_site, host, latency_ms, error=error)
     code = f", ASP code {error.code}" if error.code is not None else ""
     fail_class = f", failClass {cap_string(error.failClass, 40)}" if error.failClass else ""

@@ -138,3 +138,20 @@ def test_guard_allows_ordinary_calls(call_site: str) -> None:
         guard.refusal("host/queryInspect", {"callSite": call_site, "request": {}}, call_site)
         is None
     )
+
+
+def test_failure_caps_host_message_and_detail_in_structured_content() -> None:
+    """A host error's message and detail are host strings: capped like the stderr tail."""
+    result = label.failure(
+        tool="asp_status",
+        method="host/status",
+        call_site="interactive",
+        host={},
+        latency_ms=1.0,
+        error=BridgeError(reason="host-error", message="m" * 50_000, detail="d" * 50_000),
+        limits=LIMITS,
+    )
+    error = result.structured_content["error"]
+    assert error["message"].startswith("m" * 100) and len(error["message"]) < 150
+    assert error["detail"].startswith("d" * 100) and len(error["detail"]) < 150
+    assert "[+49900 chars]" in error["message"]
