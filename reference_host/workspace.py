@@ -20,6 +20,8 @@ from asp_protocol.canonical import blob_id, digest
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
 _BYTE_CACHE_LIMIT = 64 * 1024 * 1024
+#: Uploaded candidate blobs kept in memory; past this the oldest uploads are forgotten.
+UPLOAD_BYTES_LIMIT = 256 * 1024 * 1024
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -72,7 +74,8 @@ class Workspace:
         self.root = Path(top.decode().strip()) if top is not None else root
         self._caches = _Caches()
         self._lock = threading.Lock()
-        self.uploads: dict[str, bytes] = {}
+        self.uploads: OrderedDict[str, bytes] = OrderedDict()
+        self._upload_bytes = 0
 
     # -- git plumbing ----------------------------------------------------------------------------
 
@@ -279,9 +282,19 @@ class Workspace:
     # -- blob resolution ------------------------------------------------------------------------
 
     def put_blob(self, data: bytes) -> str:
-        """Store uploaded bytes (in memory, never in the workspace) and return their blob id."""
+        """Store uploaded bytes (in memory, never in the workspace) and return their blob id.
+
+        At most UPLOAD_BYTES_LIMIT bytes are kept, oldest evicted first; a changeset naming an
+        evicted blob is then `blob_unavailable` (never allow) until it is uploaded again."""
         identity = blob_id(data)
-        self.uploads[identity] = data
+        with self._lock:
+            old = self.uploads.pop(identity, None)
+            self._upload_bytes -= len(old) if old is not None else 0
+            self.uploads[identity] = data
+            self._upload_bytes += len(data)
+            while self._upload_bytes > UPLOAD_BYTES_LIMIT and len(self.uploads) > 1:
+                _, evicted = self.uploads.popitem(last=False)
+                self._upload_bytes -= len(evicted)
         return identity
 
     def resolve(self, identity: str, hint_paths: list[str], tree: str | None) -> bytes | None:

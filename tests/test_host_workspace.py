@@ -59,6 +59,17 @@ def test_blob_resolution_sources(tmp_path: Path) -> None:
     assert workspace.snapshot_index(state, with_dirty=True)["a.py"] == blob_id(b"A = 2\n")
 
 
+def test_uploads_are_bounded_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Uploaded blobs live in host memory: a harness cannot grow it without bound."""
+    monkeypatch.setattr("reference_host.workspace.UPLOAD_BYTES_LIMIT", 100)
+    workspace = Workspace(make_repo(tmp_path / "r", {"a.py": "A = 1\n"}))
+    state = workspace.state()
+    ids = [workspace.put_blob(bytes([n]) * 40) for n in range(5)]
+    assert sum(len(b) for b in workspace.uploads.values()) <= 100
+    assert workspace.resolve(ids[-1], [], state.tree) == bytes([4]) * 40, "the newest is kept"
+    assert workspace.resolve(ids[0], [], state.tree) is None, "the oldest is evicted, never guessed"
+
+
 def test_plain_directory_baseline(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     write_files(root, {"a.txt": "x", "d/b.txt": "y"})
