@@ -72,6 +72,7 @@ class Workspace:
         top = self._try_git(root, "rev-parse", "--show-toplevel")
         self.is_git = top is not None
         self.root = Path(top.decode().strip()) if top is not None else root
+        self._real_root = self.root.resolve()
         self._caches = _Caches()
         self._lock = threading.Lock()
         self.uploads: OrderedDict[str, bytes] = OrderedDict()
@@ -179,9 +180,12 @@ class Workspace:
     # -- snapshots ------------------------------------------------------------------------------
 
     def read_work_file(self, path: str) -> bytes | None:
-        """Bytes of a work-tree file (a symlink's target text), None when absent or unreadable."""
+        """Bytes of a work-tree file (a symlink's target text), None when absent or unreadable,
+        or when a directory on the way is a symlink leading out of the workspace."""
         full = self.root / path
         try:
+            if not full.parent.resolve().is_relative_to(self._real_root):
+                return None
             if full.is_symlink():
                 return os.readlink(full).encode("utf-8", "surrogateescape")
             if not full.is_file():

@@ -70,6 +70,20 @@ def test_uploads_are_bounded_oldest_first(tmp_path: Path, monkeypatch: pytest.Mo
     assert workspace.resolve(ids[0], [], state.tree) is None, "the oldest is evicted, never guessed"
 
 
+def test_work_tree_reads_never_follow_a_directory_symlink_out_of_the_workspace(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    write_files(outside, {"secret.txt": "TOKEN=1\n"})
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    (repo / "link").symlink_to(outside, target_is_directory=True)
+    workspace = Workspace(repo)
+    state = workspace.state()
+    assert workspace.read_work_file("link/secret.txt") is None
+    secret = blob_id(b"TOKEN=1\n")
+    assert workspace.resolve(secret, ["link/secret.txt"], state.tree) is None
+
+
 def test_plain_directory_baseline(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     write_files(root, {"a.txt": "x", "d/b.txt": "y"})
