@@ -216,8 +216,9 @@ class Workspace:
                 mode_head, sha_head, path = fields[3], fields[6], fields[8]
                 candidates[path] = None if mode_head == "000000" else sha_head
             elif text.startswith("u "):
+                # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
                 fields = text.split(" ", 10)
-                candidates[fields[10]] = None if fields[3] == "000000" else fields[7]
+                candidates[fields[10]] = None if fields[4] == "000000" else fields[8]
             elif text.startswith("? "):
                 candidates[text[2:]] = None
         differing: dict[str, str | None] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,22 @@ def test_work_tree_reads_never_follow_a_directory_symlink_out_of_the_workspace(
     assert workspace.read_work_file("link/secret.txt") is None
     secret = blob_id(b"TOKEN=1\n")
     assert workspace.resolve(secret, ["link/secret.txt"], state.tree) is None
+
+
+def test_unmerged_path_compares_with_head_not_the_merge_base(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    git(repo, "checkout", "-q", "-b", "side")
+    write_files(repo, {"a.py": "A = 'side'\n"})
+    git(repo, "commit", "-q", "-am", "side")
+    git(repo, "checkout", "-q", "-")
+    write_files(repo, {"a.py": "A = 'main'\n"})
+    git(repo, "commit", "-q", "-am", "main")
+    with pytest.raises(subprocess.CalledProcessError):
+        git(repo, "merge", "-q", "side")
+    workspace = Workspace(repo)
+    state = workspace.state()
+    head = git(repo, "rev-parse", "HEAD:a.py").strip()
+    assert state.head_sha1["a.py"] == head, "before = HEAD's blob (stage 2), not the merge base"
 
 
 def test_plain_directory_baseline(tmp_path: Path) -> None:
