@@ -35,15 +35,19 @@ HOST_OWNED_FIELDS: frozenset[str] = frozenset(
 
 
 def find_host_owned_fields(value: Any, path: str = "$") -> list[str]:
-    """JSON paths of every host-owned key at any depth of *value*."""
+    """JSON paths of every host-owned key at any depth of *value* (iterative: no depth limit)."""
     found: list[str] = []
-    if isinstance(value, dict):
-        for key, child in value.items():
-            child_path = f"{path}.{key}"
-            if key in HOST_OWNED_FIELDS:
-                found.append(child_path)
-            found.extend(find_host_owned_fields(child, child_path))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found.extend(find_host_owned_fields(child, f"{path}[{index}]"))
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            children = []
+            for key, child in node.items():
+                child_path = f"{where}.{key}"
+                if key in HOST_OWNED_FIELDS:
+                    found.append(child_path)
+                children.append((child, child_path))
+            stack.extend(reversed(children))
+        elif isinstance(node, list):
+            stack.extend(reversed([(c, f"{where}[{i}]") for i, c in enumerate(node)]))
     return found

@@ -212,7 +212,7 @@ def parse_policy(raw: bytes | None, source: str = POLICY_PATH) -> EffectivePolic
         )
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return EffectivePolicy(
             source,
             "rejected",

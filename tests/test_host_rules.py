@@ -227,6 +227,26 @@ def test_official_forged_fixtures_are_malformed(fixture: str) -> None:
     assert _check(raw).reason == "malformed"
 
 
+def _nested(depth: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    value = leaf
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+def test_host_owned_field_deep_in_an_assessment_is_found_without_recursion_limits() -> None:
+    """However deep a provider nests its data, the host-owned-field guard answers (no exception)."""
+    forged = _assessment(evidence=[{"kind": "trace", "data": _nested(5000, {"decision": "allow"})}])
+    assert _check(forged).reason == "malformed"
+    clean = _assessment(evidence=[{"kind": "trace", "data": _nested(5000, {})}])
+    assert _check(clean).complete
+
+
+def test_deeply_nested_policy_is_rejected_not_an_exception() -> None:
+    policy = parse_policy(b"[" * 100_000 + b"]" * 100_000)
+    assert policy.activation == "rejected"
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
