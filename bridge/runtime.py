@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 
 from bridge import guard, label
 from bridge.config import BridgeSettings
+from bridge.ext.adapter_policy import AdapterPolicyGate, surface_of
 from bridge.fence import fence
 from bridge.host_outcome import HOST_FAILURES, ProgressSink, bridge_error, progress_sink
 from bridge.summaries import Summarizer
@@ -23,6 +24,7 @@ class BridgeRuntime:
         self.settings = settings
         self.client = client
         self.limits = settings.text_limits()
+        self.policy = AdapterPolicyGate()  # the repository's adapters.mcp, for tools and extension
 
     def host_identity(self) -> dict[str, Any]:
         """Configured command plus what the host said about itself (name/version) — for labels."""
@@ -43,7 +45,8 @@ class BridgeRuntime:
         call_site: str = "interactive",
         summarize: Summarizer | None = None,
     ) -> CallToolResult:
-        """Guard, call the host, label the outcome. The only way an ordinary tool reaches the host.
+        """Guard, honour the adapter policy, call the host, label the outcome. The only way an
+        ordinary tool reaches the host.
 
         *summarize* renders a few readable lines of the result; they are fenced as host data.
         """
@@ -57,6 +60,9 @@ class BridgeRuntime:
                 started,
                 label.BridgeError(reason="refused", message=refused),
             )
+        by_policy = await self.policy.check(self.client, surface_of(method))
+        if by_policy is not None:
+            return self._failure(tool, method, call_site, started, policy_refusal(by_policy))
         try:
             result = await self.client.call(
                 method,
@@ -68,6 +74,7 @@ class BridgeRuntime:
         except HOST_FAILURES as exc:
             error = bridge_error(exc, method)
         else:
+            self.policy.observe(result)
             return label.success(
                 tool=tool,
                 method=method,
@@ -89,8 +96,23 @@ class BridgeRuntime:
             return None
         return fence(text, label="HOST SUMMARY", total_limit=self.limits.total_chars)
 
-    def bridge_state(self, tool: str, data: dict[str, Any], started: float) -> CallToolResult:
-        """A labelled result for a debug tool (no host call)."""
+    async def bridge_state(self, tool: str, data: dict[str, Any], started: float) -> CallToolResult:
+        """A labelled result for a debug tool (no host call). `adapters.mcp.enabled: false` refuses
+        it too; a host that is not running is never started just to read its policy."""
+        if self.client.state == "running":
+            by_policy = await self.policy.check(self.client, "read")
+        else:
+            by_policy = self.policy.cached_refusal("read")
+        if by_policy is not None:
+            return label.failure(
+                tool=tool,
+                method=None,
+                call_site=None,
+                host=self.host_identity(),
+                latency_ms=(time.perf_counter() - started) * 1000,
+                error=policy_refusal(by_policy),
+                limits=self.limits,
+            )
         return label.success(
             tool=tool,
             method=None,
@@ -117,3 +139,8 @@ class BridgeRuntime:
     def _progress_sink(self, ctx: Context | None) -> ProgressSink | None:
         """Host `$/progress` → MCP `notifications/progress` (a no-op without a client progress token)."""
         return progress_sink(ctx.report_progress if ctx is not None else None)
+
+
+def policy_refusal(reason: str) -> label.BridgeError:
+    """The labelled error for a call the repository's `adapters.mcp` policy refuses."""
+    return label.BridgeError(reason="refused", message=reason, failClass="policy")

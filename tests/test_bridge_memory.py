@@ -252,6 +252,6 @@ async def test_cancellation_reaches_the_host(tmp_path: Path) -> None:
         cancel = json.loads(record.read_text().splitlines()[0])
         assert cancel["method"] == "$/cancelRequest" and cancel["for"] == "host/status"
         trace = (await client.call_tool("asp_debug_trace", {})).structured_content["bridgeResult"]
-        entry = trace["entries"][0]
+        entry = next(e for e in trace["entries"] if e["method"] == "host/status")
         assert entry["outcome"] == "cancelled" and entry["cancelSent"] is True
         assert entry["requestId"] == cancel["id"]

@@ -303,7 +303,7 @@ async def test_inspect_status_only_refuses_evaluate_until_the_policy_changes(
 ) -> None:
     _set_adapters(allow_case.repo, {"enabled": True, "mode": "inspect-status-only"})
     params = plan.evaluate_params(allow_case)
-    async with bridge(allow_case, "legacy") as (client, extension):
+    async with bridge(allow_case, "legacy") as (client, _):
         status = await send(client, "asp/host/status")
         assert status["hostResult"]["host"]["name"] == "asp-reference-host"
         assert not (await client.call_tool("asp_capabilities", {})).is_error
@@ -318,8 +318,6 @@ async def test_inspect_status_only_refuses_evaluate_until_the_policy_changes(
         assert (
             tool.is_error and "inspect-status-only" in tool.structured_content["error"]["message"]
         )
-        digest = extension.gate.current.policy_digest if extension.gate.current else None
-
         # A new policy in HEAD: the host's policyDigest changes and the bridge re-reads it.
         _set_adapters(allow_case.repo, {"enabled": True, "mode": "mcp-extension-candidate"})
         fresh = dict(params, changeset=dict(params["changeset"]))
@@ -335,6 +333,54 @@ async def test_inspect_status_only_refuses_evaluate_until_the_policy_changes(
         }
         envelope = await send(client, "asp/host/evaluateChangeset", fresh)
         assert envelope["hostResult"]["decision"] == "allow"
-        assert extension.gate.current is not None
-        assert extension.gate.current.mode == "mcp-extension-candidate"
-        assert extension.gate.current.policy_digest != digest
+        try:  # the edit plan now gets the host's own answer, not the policy's refusal
+            await send(client, "asp/host/requestEditPlan", plan.edit_plan_params(allow_case))
+        except MCPError as after:
+            assert after.data["error"]["reason"] == "host-error", after.message
+
+
+OLD_FINDING = {
+    "code": "pyflakes/unused-import",
+    "severity": "warning",
+    "source": "pyflakes",
+    "message": "'os' imported but unused",
+    "location": {
+        "path": "src/app.py",
+        "range": {"start": {"line": 0, "char": 0}, "end": {"line": 0, "char": 0}},
+    },
+    "fingerprint": "sha256:" + "0" * 64,
+}
+
+
+async def test_inspect_status_only_refuses_the_evaluate_inside_an_ordinary_tool(
+    allow_case: PreparedCase,
+) -> None:
+    """asp_migration_check's parity runs host/evaluateChangeset: the policy refuses it there too."""
+    _set_adapters(allow_case.repo, {"enabled": True, "mode": "inspect-status-only"})
+    async with bridge(allow_case, "legacy") as (client, _):
+        result = await client.call_tool(
+            "asp_migration_check",
+            {"legacy": ["judge"], "findings": [OLD_FINDING], "changeset": allow_case.changeset},
+        )
+        envelope = assert_labelled(result, is_error=False)
+        parity = envelope["bridgeResult"]["migrationCheck"]["parity"]
+        assert parity["ran"] is False
+        assert "inspect-status-only" in parity["reason"]
+        trace = await client.call_tool("asp_debug_trace", {"limit": 100})
+        methods = [e["method"] for e in assert_labelled(trace)["bridgeResult"]["entries"]]
+        assert "host/status" in methods and "host/evaluateChangeset" not in methods
+
+
+async def test_adapter_policy_is_honoured_without_the_extension(
+    allow_case: PreparedCase,
+) -> None:
+    """`serve --no-extension` is still the MCP adapter: adapters.mcp.enabled false refuses it."""
+    _set_adapters(allow_case.repo, {"enabled": False})
+    argv = plan.host_argv(plan.DEFAULT_HOST, allow_case, keep_repo_placeholder=True)
+    server = create_server(BridgeSettings(repo=allow_case.repo, host=argv, timeout=30))
+    async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
+        for tool in ("asp_status", "asp_debug_host"):
+            envelope = assert_labelled(await client.call_tool(tool, {}), is_error=True)
+            assert envelope["error"]["reason"] == "refused"
+            assert envelope["error"]["failClass"] == "policy"
+            assert "adapters.mcp.enabled is false" in envelope["error"]["message"]

@@ -1,9 +1,14 @@
 """Honour the active repository policy's `adapters.mcp` block (DESIGN §5), read via `host/policy`.
 
+One gate per host client (`BridgeRuntime.policy`) serves the ordinary tools (in the one forwarding
+path, per host method) and the extension alike, with or without the extension installed.
+
 `enabled: false` refuses every tool and method, naming the policy; `inspect-status-only` refuses
 evaluate and edit-plan; other modes (or no block, or a host without `host/policy`) allow the
 extension. The policy is cached and re-read when a host result shows another `policyDigest`,
-and before any refusal, so a refusal is never based on a stale read.
+and before any refusal, so a refusal is never based on a stale read — except `cached_refusal`,
+which the bridge's own debug tools use while no host runs (a host is never started just to read
+its policy).
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from host_client import HostClient
 log = logging.getLogger(__name__)
 
 Surface = Literal["read", "evaluate", "edit-plan"]
+SURFACES: dict[str, Surface] = {
+    "host/evaluateChangeset": "evaluate",
+    "host/requestEditPlan": "edit-plan",
+}
 POLICY_METHOD = "host/policy"
 POLICY_TIMEOUT_S = 5.0
 RETRY_AFTER_FAILURE_S = 30.0  # a host whose host/policy fails is not asked again on every call
@@ -60,6 +69,11 @@ def parse(result: Any) -> AdapterPolicy:
         source=(source or "")[:200] or None,
         policy_digest=(digest or "")[:200] or None,
     )
+
+
+def surface_of(method: str) -> Surface:
+    """The adapter-policy surface a host method belongs to."""
+    return SURFACES.get(method, "read")
 
 
 def refusal(policy: AdapterPolicy, surface: Surface) -> str | None:
@@ -140,6 +154,11 @@ class AdapterPolicyGate:
             fresh = await self._read(client)
             self._policy = fresh
             return refusal(fresh, surface) if fresh is not None else None
+
+    def cached_refusal(self, surface: Surface) -> str | None:
+        """The refusal the policy already read implies, without asking the host (None if unread)."""
+        policy = self._policy
+        return refusal(policy, surface) if policy is not None else None
 
     def observe(self, result: Any) -> None:
         """Forget the cached policy when a host result was produced under another policy digest."""

@@ -4,7 +4,8 @@ Custom methods `asp/host/*` forward their params to the host unchanged — call-
 `gate` included — and answer the label envelope (binding `mcp-extension`, verbatim `hostResult`,
 `gateSatisfied: false`). `asp/host/applyProposal` is refused, never forwarded. Two tools serve
 clients that cannot send custom methods. The repository policy's `adapters.mcp` is honoured for
-every extension method and tool, and for ordinary tool calls through `intercept_tool_call`.
+every extension method and tool through the connection's gate (`BridgeRuntime.policy`, which the
+ordinary tools use too).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Extension, MethodBinding, ToolBinding
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, CallToolResult, RequestParams
+from mcp.types import RequestParams
 from pydantic import ConfigDict
 
 from bridge import label
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION, tools
-from bridge.ext.adapter_policy import AdapterPolicyGate, Surface
+from bridge.ext.adapter_policy import Surface, surface_of
 from bridge.ext.forward import (
     UNAVAILABLE_CODE,
     CancellationLog,
@@ -37,14 +38,14 @@ from host_client import HostUnavailable
 
 log = logging.getLogger(__name__)
 
-# Custom method -> (host method, adapter-policy surface).
-FORWARDED: dict[str, tuple[str, Surface]] = {
-    "asp/host/status": ("host/status", "read"),
-    "asp/host/capabilities": ("host/capabilities", "read"),
-    "asp/host/authority/status": ("host/authority/status", "read"),
-    "asp/host/queryInspect": ("host/queryInspect", "read"),
-    "asp/host/evaluateChangeset": ("host/evaluateChangeset", "evaluate"),
-    "asp/host/requestEditPlan": ("host/requestEditPlan", "edit-plan"),
+# Custom method -> host method (its adapter-policy surface is `surface_of(host method)`).
+FORWARDED: dict[str, str] = {
+    "asp/host/status": "host/status",
+    "asp/host/capabilities": "host/capabilities",
+    "asp/host/authority/status": "host/authority/status",
+    "asp/host/queryInspect": "host/queryInspect",
+    "asp/host/evaluateChangeset": "host/evaluateChangeset",
+    "asp/host/requestEditPlan": "host/requestEditPlan",
 }
 APPLY_METHOD = "asp/host/applyProposal"
 APPLY_REFUSAL = (
@@ -102,7 +103,6 @@ class AspOuterSeamExtension(Extension):
     identifier = EXTENSION_ID
 
     def __init__(self) -> None:
-        self.gate = AdapterPolicyGate()
         self.cancellations = CancellationLog()
 
     def settings(self) -> dict[str, Any]:
@@ -138,7 +138,7 @@ class AspOuterSeamExtension(Extension):
                 return Forwarded(
                     (time.perf_counter() - started) * 1000, error=error, code=UNAVAILABLE_CODE
                 )
-        reason = await self.gate.check(client, surface)
+        reason = await runtime.policy.check(client, surface)
         return refused(reason, started) if reason else None
 
     async def call(
@@ -163,13 +163,14 @@ class AspOuterSeamExtension(Extension):
             mcp_request_id=mcp_request_id,
         )
         if outcome.result is not None:
-            self.gate.observe(outcome.result)
+            runtime.policy.observe(outcome.result)
         return outcome
 
     # -- custom methods -----------------------------------------------------------------------
 
     def _method_handler(self, name: str) -> Any:
-        host_method, surface = FORWARDED[name]
+        host_method = FORWARDED[name]
+        surface = surface_of(host_method)
 
         async def handler(ctx: ServerRequestContext[Any, Any], _params: Any) -> HandlerResult:
             runtime = runtime_of(ctx)
@@ -206,38 +207,6 @@ class AspOuterSeamExtension(Extension):
             runtime, APPLY_METHOD, "host/applyProposal", _call_site(params), outcome
         )
 
-    # -- ordinary tools: adapters.mcp enabled:false refuses them too -------------------------
-
-    async def intercept_tool_call(
-        self,
-        params: CallToolRequestParams,
-        ctx: ServerRequestContext[Any, Any],
-        call_next: CallNext,
-    ) -> HandlerResult:
-        runtime = runtime_of(ctx)
-        if runtime is None or params.name in TOOL_NAMES:
-            return await call_next(ctx)
-        started = time.perf_counter()
-        # Never start a host just to read its policy (debug tools must work with the host down).
-        if runtime.client.state == "running" or self.gate.current is not None:
-            reason = await self._ordinary_refusal(runtime)
-            if reason:
-                return _tool_refusal(runtime, params.name, reason, started)
-        result = await call_next(ctx)
-        if self.gate.current is None and runtime.client.state == "running":
-            reason = await self._ordinary_refusal(runtime)
-            if reason:
-                return _tool_refusal(runtime, params.name, reason, started)
-        if isinstance(result, CallToolResult) and isinstance(result.structured_content, dict):
-            self.gate.observe(result.structured_content.get("hostResult"))
-        return result
-
-    async def _ordinary_refusal(self, runtime: BridgeRuntime) -> str | None:
-        if runtime.client.state != "running":
-            current = self.gate.current
-            return None if current is None or current.enabled else "adapters.mcp.enabled is false"
-        return await self.gate.check(runtime.client, "read")
-
 
 def method_answer(
     runtime: BridgeRuntime,
@@ -269,18 +238,6 @@ def method_answer(
         raise MCPError(code, f"{error.get('reason', 'error')}: {message}", data=envelope)
     envelope["_meta"] = built.meta
     return envelope
-
-
-def _tool_refusal(runtime: BridgeRuntime, tool: str, reason: str, started: float) -> CallToolResult:
-    return label.failure(
-        tool=tool,
-        method=None,
-        call_site=None,
-        host=runtime.host_identity(),
-        latency_ms=(time.perf_counter() - started) * 1000,
-        error=label.BridgeError(reason="refused", message=reason, failClass="policy"),
-        limits=runtime.limits,
-    )
 
 
 def advertise_middleware(settings: dict[str, Any] | None = None) -> Any:

@@ -18,7 +18,7 @@ REDACTION = "params and results are never stored: only method, call-site, sizes,
 async def asp_debug_host(ctx: Context) -> Annotated[CallToolResult, Envelope]:
     started = time.perf_counter()
     state = runtime(ctx)
-    return state.bridge_state("asp_debug_host", state.client.debug_info(), started)
+    return await state.bridge_state("asp_debug_host", state.client.debug_info(), started)
 
 
 async def asp_debug_trace(
@@ -31,7 +31,7 @@ async def asp_debug_trace(
     state = runtime(ctx)
     entries = [entry.to_dict() for entry in state.client.trace.entries(limit)]
     data = {"capacity": state.client.trace.capacity, "redaction": REDACTION, "entries": entries}
-    return state.bridge_state("asp_debug_trace", data, started)
+    return await state.bridge_state("asp_debug_trace", data, started)
 
 
 TOOLS = (
