@@ -215,3 +215,39 @@ def test_a_case_the_host_cannot_serve_is_not_run_never_passed() -> None:
 def test_the_default_host_is_this_installations_reference_host() -> None:
     assert DEFAULT_HOST.split()[0].endswith(Path(sys.executable).name)
     assert DEFAULT_HOST.endswith("-m reference_host")
+
+
+class _StderrOnly:
+    """A stand-in host process: only its stderr is read (one huge line without a newline)."""
+
+    def __init__(self, chunks: int, size: int = 65536) -> None:
+        self.stdout = self.stdin = object()
+        self._left = chunks
+        self._size = size
+        self.stderr = self
+
+    def __aiter__(self) -> _StderrOnly:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._left == 0:
+            raise StopAsyncIteration
+        self._left -= 1
+        return b"x" * self._size
+
+
+@pytest.mark.anyio
+async def test_native_stderr_drain_is_bounded_without_newlines() -> None:
+    """A host that writes megabytes of stderr without a newline cannot grow the drain's buffer."""
+    import tracemalloc
+
+    from bridge.ext.bakeoff.native import _NativeHost
+
+    host = _NativeHost(_StderrOnly(chunks=256))  # type: ignore[arg-type]
+    tracemalloc.start()
+    try:
+        await host.drain_stderr()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 1024 * 1024, peak  # 16 MiB went by

@@ -27,6 +27,7 @@ from bridge.ext.bakeoff.workspace import PreparedCase, snapshot
 
 log = logging.getLogger(__name__)
 STDERR_LINES = 200
+STDERR_LINE_BYTES = 2000  # bytes kept of one stderr line (500 characters are shown)
 
 
 def _error_dict(error: AspError) -> dict[str, Any]:
@@ -62,7 +63,10 @@ class _NativeHost:
             async for chunk in self.process.stderr:
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
-                self.stderr.extend(line.decode("utf-8", "replace")[:500] for line in lines)
+                pending = pending[:STDERR_LINE_BYTES]  # a line without end keeps only its head
+                self.stderr.extend(
+                    line[:STDERR_LINE_BYTES].decode("utf-8", "replace")[:500] for line in lines
+                )
 
     async def call(self, method: str, params: Any, timeout: float) -> Step:
         started = time.perf_counter()
