@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
@@ -37,6 +37,11 @@ PROGRESS_METHOD = "$/progress"
 RequestId = int | str
 ProgressCallback = Callable[[Any], Awaitable[None]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
+
+
+def _is_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id: a string or an integer — never a boolean, which Python would equate with 0/1."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 @dataclass
@@ -313,10 +318,10 @@ class JsonRpcEndpoint:
             "in",
             "request",
             method,
-            request_id if isinstance(request_id, (int, str)) else None,
+            request_id if _is_id(request_id) else None,
             size,
         )
-        if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
+        if not _is_id(request_id):
             await self._respond_error(
                 None, AspError(ErrorCode.INVALID_REQUEST, "request id must be a string or integer")
             )
@@ -387,7 +392,7 @@ class JsonRpcEndpoint:
     async def _on_notification(self, method: str, params: Any, tg: TaskGroup) -> None:
         if method == CANCEL_METHOD:
             target = params.get("id") if isinstance(params, dict) else None
-            inflight = self._inflight.get(target) if isinstance(target, (int, str)) else None
+            inflight = self._inflight.get(target) if _is_id(target) else None
             if inflight is not None:
                 inflight.context.cancel_requested.set()
                 if not inflight.cooperative_cancel:
@@ -395,7 +400,7 @@ class JsonRpcEndpoint:
             return
         if method == PROGRESS_METHOD:
             token = params.get("token") if isinstance(params, dict) else None
-            pending = self._pending.get(token) if isinstance(token, (int, str)) else None
+            pending = self._pending.get(token) if _is_id(token) else None
             if pending is not None and pending.on_progress is not None:
                 tg.start_soon(self._deliver_progress, pending.on_progress, params.get("value"))
             return
@@ -431,7 +436,7 @@ class JsonRpcEndpoint:
             size,
             code if isinstance(code, int) else None,
         )
-        pending = self._pending.get(request_id) if isinstance(request_id, (int, str)) else None
+        pending = self._pending.get(request_id) if _is_id(request_id) else None
         if pending is None or pending.done.is_set():
             log.debug("%s: response for unknown request id %r dropped", self.name, request_id)
             return

@@ -329,3 +329,29 @@ async def test_deeply_nested_line_is_a_parse_error_and_serving_continues() -> No
         after = await raw_exchange(raw, b'{"jsonrpc":"2.0","id":8,"method":"ok"}\n')
     assert nested["id"] is None and nested["error"]["code"] == -32700
     assert after == {"jsonrpc": "2.0", "id": 8, "result": "still serving"}
+
+
+async def test_a_boolean_response_id_never_matches_an_integer_request() -> None:
+    """`true == 1` in Python; a peer answering id true must not resolve our request 1."""
+    async with connected_pair(serve_client=False) as (server, _, raw):
+        answer = anyio.Event()
+        outcome: dict[str, Any] = {}
+
+        async def ask() -> None:
+            try:
+                outcome["result"] = await server.request("client/x", timeout=5)
+            except RequestTimeout:
+                outcome["timeout"] = True
+            answer.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            line = b""
+            while b"\n" not in line:
+                line += await raw.receive()
+            request = json.loads(line.split(b"\n", 1)[0])
+            assert request["id"] == 1
+            await raw.send(b'{"jsonrpc":"2.0","id":true,"result":"forged"}\n')
+            await raw.send(b'{"jsonrpc":"2.0","id":1,"result":"real"}\n')
+            await answer.wait()
+    assert outcome == {"result": "real"}
