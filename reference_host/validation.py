@@ -120,9 +120,24 @@ def validate_assessment(
         check.detail = f"provider reported status {assessment.status}"
     prefixes = tuple(f"{source}/" for source in declared_sources)
     for index, diagnostic in enumerate(assessment.diagnostics):
-        wire = diagnostic.model_dump(by_alias=True, exclude_none=True)
+        wire = _contain(diagnostic.model_dump(by_alias=True, exclude_none=True))
         wire["source"] = provider_id
         if not diagnostic.code.startswith(prefixes):
             check.unnamespaced.add(index)
         check.diagnostics.append(wire)
     return check
+
+
+# Host enforcement point 6 (string containment): provider text is data, capped before any agent sees it.
+STRING_CAPS = {"message": 2000, "help": 2000, "code": 200}
+
+
+def _contain(diagnostic: dict[str, Any]) -> dict[str, Any]:
+    """Cap the untrusted free-text fields of one diagnostic, saying how much was cut."""
+    for key, limit in STRING_CAPS.items():
+        value = diagnostic.get(key)
+        if isinstance(value, str) and len(value) > limit:
+            diagnostic[key] = (
+                f"{value[:limit]}…[capped by the host: {len(value) - limit} more chars]"
+            )
+    return diagnostic
