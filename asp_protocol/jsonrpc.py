@@ -39,6 +39,11 @@ ProgressCallback = Callable[[Any], Awaitable[None]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
 
 
+def _reject_constant(name: str) -> Any:
+    """NaN and ±Infinity are not JSON; a peer that sends them sent an unparseable line."""
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def _is_id(value: Any) -> TypeGuard[RequestId]:
     """A JSON-RPC id: a string or an integer — never a boolean, which Python would equate with 0/1."""
     return isinstance(value, (int, str)) and not isinstance(value, bool)
@@ -277,7 +282,7 @@ class JsonRpcEndpoint:
             )
             return
         try:
-            message = json.loads(line)
+            message = json.loads(line, parse_constant=_reject_constant)
         except (ValueError, UnicodeDecodeError, RecursionError):
             # RecursionError: nesting deeper than the interpreter can parse is a bad line too
             self._trace("in", "invalid", None, None, len(line))

@@ -18,7 +18,7 @@ def _gate_paths(value: Any, path: str = "params") -> list[str]:
     if isinstance(value, dict):
         for key, item in value.items():
             here = f"{path}.{key}"
-            if key == "callSite" and item not in TOOL_CALL_SITES:
+            if key == "callSite" and not (isinstance(item, str) and item in TOOL_CALL_SITES):
                 found.append(here)
             found.extend(_gate_paths(item, here))
     elif isinstance(value, list):

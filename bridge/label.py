@@ -148,7 +148,8 @@ def success(
 ) -> CallToolResult:
     """A labelled result carrying *host_result* verbatim; oversized results become an error."""
     payload = host_result if host_result is not None else (bridge_result or {})
-    size = len(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    carried = [part for part in (host_result, bridge_result) if part is not None]
+    size = sum(len(json.dumps(part, ensure_ascii=False).encode("utf-8")) for part in carried)
     if size > limits.max_result_bytes:
         return failure(
             tool=tool,

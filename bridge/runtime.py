@@ -9,8 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
 from bridge import guard, label
+from bridge.adapter_policy import AdapterPolicyGate, surface_of
 from bridge.config import BridgeSettings
-from bridge.ext.adapter_policy import AdapterPolicyGate, surface_of
 from bridge.fence import fence
 from bridge.host_outcome import HOST_FAILURES, ProgressSink, bridge_error, progress_sink
 from bridge.summaries import Summarizer

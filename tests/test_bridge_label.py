@@ -56,6 +56,23 @@ def test_oversized_result_is_an_error_not_a_silent_truncation() -> None:
     assert result.content[0].text.startswith("NON-AUTHORITATIVE")
 
 
+def test_size_limit_counts_everything_the_result_carries() -> None:
+    """Host results relayed in bridgeResult count toward the limit as much as hostResult does."""
+    half = LIMITS.max_result_bytes // 2 + 100
+    result = label.success(
+        tool="asp_migration_check",
+        method="host/evaluateChangeset",
+        call_site="interactive",
+        host={"name": "h"},
+        latency_ms=1.0,
+        host_result={"blob": "a" * half},
+        bridge_result={"hostResults": {"status": "b" * half}},
+        limits=LIMITS,
+    )
+    assert result.is_error
+    assert result.structured_content["error"]["reason"] == "host-protocol-error"
+
+
 def test_failure_is_labelled_with_reason_code_and_fenced_stderr() -> None:
     result = label.failure(
         tool="asp_status",
@@ -124,6 +141,8 @@ def test_total_cap_and_key_cap() -> None:
         ("host/applyProposal", {"callSite": "interactive"}, "interactive", "never forwarded"),
         ("check/evaluate", {}, "interactive", "provider methods"),
         ("host/queryInspect", {"callSite": "Gate"}, "interactive", "params.callSite"),
+        ("host/queryInspect", {"callSite": ["gate"]}, "interactive", "params.callSite"),
+        ("host/queryInspect", {"callSite": {"gate": 1}}, "interactive", "params.callSite"),
     ],
 )
 def test_guard_refuses(method: str, params: object, call_site: str, fragment: str) -> None:

@@ -135,24 +135,22 @@ async def test_evaluate_preserves_every_call_site_including_gate(
 async def test_inspect_and_edit_plan_pass_the_host_answer_on(
     allow_case: PreparedCase, mode: str
 ) -> None:
-    requests = {
-        "host/queryInspect": {"callSite": "interactive", "request": {"kind": "symbols"}},
-        "host/requestEditPlan": plan.edit_plan_params(allow_case),
-    }
+    """queryInspect answers verbatim; edit-plan keeps the host's typed error (edit is unbuilt)."""
+    inspect = {"callSite": "interactive", "request": {"verb": "symbols"}}
     async with bridge(allow_case, mode) as (client, _):
-        for method, params in requests.items():
-            try:
-                envelope = await send(client, "asp/" + method, params)
-            except MCPError as exc:
-                # A host error keeps its code and arrives as a labelled error envelope.
-                data = exc.data
-                assert data["authority"]["gateSatisfied"] is False
-                assert data["authority"]["binding"] == "mcp-extension"
-                assert data["error"]["reason"] == "host-error"
-                assert data["error"]["code"] == exc.code
-                assert data["hostMethod"] == method
-            else:
-                assert_envelope(envelope, method, params["callSite"])
+        envelope = await send(client, "asp/host/queryInspect", inspect)
+        assert_envelope(envelope, "host/queryInspect", "interactive")
+        assert_valid(envelope["hostResult"], "outer-host.schema.json#/$defs/queryInspectResult")
+        assert envelope["hostResult"]["receipt"]["kind"] == "inspect"
+        with pytest.raises(MCPError) as caught:
+            await send(client, "asp/host/requestEditPlan", plan.edit_plan_params(allow_case))
+    data = caught.value.data
+    assert data["authority"]["gateSatisfied"] is False
+    assert data["authority"]["binding"] == "mcp-extension"
+    assert data["error"]["reason"] == "host-error"
+    assert data["error"]["code"] == caught.value.code
+    assert data["error"]["failClass"] == "contract"
+    assert data["hostMethod"] == "host/requestEditPlan"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -384,3 +382,29 @@ async def test_adapter_policy_is_honoured_without_the_extension(
             assert envelope["error"]["reason"] == "refused"
             assert envelope["error"]["failClass"] == "policy"
             assert "adapters.mcp.enabled is false" in envelope["error"]["message"]
+
+
+async def test_unknown_adapter_policy_fails_closed_for_evaluate_but_not_for_reads(
+    tmp_path: Path,
+) -> None:
+    """A host that offers host/policy but cannot answer it: reads pass, evaluate never leaves."""
+    from tests.support.mcp_helpers import bad_host_argv
+
+    record = tmp_path / "reached.txt"
+    extension, middleware = build()
+    server = create_server(
+        BridgeSettings(
+            repo=tmp_path, host=list(bad_host_argv("policy-error", str(record))), timeout=30
+        ),
+        extensions=[extension],
+        middleware=middleware,
+    )
+    changeset = {"baseline": {"rev": "git:tree:0"}, "changes": []}
+    async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
+        status = assert_labelled(await client.call_tool("asp_status", {}), is_error=False)
+        assert status["hostMethod"] == "host/status" and "host" in status["hostResult"]
+        result = await client.call_tool("asp_ext_evaluate_changeset", {"changeset": changeset})
+        envelope = assert_labelled(result, is_error=True, binding="mcp-extension")
+    assert envelope["error"]["reason"] == "refused"
+    assert "adapters.mcp policy is unknown" in envelope["error"]["message"]
+    assert not record.exists(), "evaluate reached a host whose adapter policy is unknown"

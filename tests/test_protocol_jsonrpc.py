@@ -125,12 +125,14 @@ async def test_garbage_and_oversized_lines_get_parse_errors_with_null_id() -> No
         huge = b'{"jsonrpc":"2.0","id":9,"method":"ok","params":"' + b"x" * 5000 + b'"}\n'
         oversized = await raw_exchange(raw, huge)
         not_rpc = await raw_exchange(raw, b'{"id": 4, "method": "ok"}\n')
+        not_json = await raw_exchange(raw, b'{"jsonrpc":"2.0","id":6,"method":"ok","params":NaN}\n')
         after = await raw_exchange(raw, b'{"jsonrpc":"2.0","id":5,"method":"ok"}\n')
     assert after == {"jsonrpc": "2.0", "id": 5, "result": "still serving"}
     assert garbage["id"] is None and garbage["error"]["code"] == -32700
     assert garbage["error"]["data"]["failClass"] == "contract"
     assert oversized["id"] is None and oversized["error"]["code"] == -32700
     assert not_rpc["id"] == 4 and not_rpc["error"]["code"] == -32600
+    assert not_json["id"] is None and not_json["error"]["code"] == -32700  # NaN is not JSON
 
 
 async def test_duplicate_in_flight_id_is_rejected_without_disturbing_the_first() -> None:

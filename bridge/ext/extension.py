@@ -22,8 +22,8 @@ from mcp.types import RequestParams
 from pydantic import ConfigDict
 
 from bridge import label
+from bridge.adapter_policy import Surface, surface_of
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION, tools
-from bridge.ext.adapter_policy import Surface, surface_of
 from bridge.ext.forward import (
     UNAVAILABLE_CODE,
     CancellationLog,

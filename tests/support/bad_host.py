@@ -224,6 +224,19 @@ async def main_async(argv: list[str]) -> None:
     receive, send = stdio_byte_streams()
     endpoint = JsonRpcEndpoint(receive, send, name="bad-host")
     cooperative = mode == "record-cancel"
+    if mode == "policy-error":
+        # A host that offers host/policy but cannot answer it; evaluate must then never arrive.
+        async def policy_fails(params: Any, ctx: RequestContext) -> Any:
+            raise AspError(ErrorCode.INTERNAL_ERROR, "policy store unreadable")
+
+        async def evaluate_recorded(params: Any, ctx: RequestContext) -> Any:
+            with open(args[0], "a", encoding="utf-8") as out:
+                out.write("host/evaluateChangeset reached the host\n")
+            raise AspError(ErrorCode.INTERNAL_ERROR, "should have been refused by the bridge")
+
+        endpoint.register("host/policy", policy_fails)
+        endpoint.register("host/evaluateChangeset", evaluate_recorded)
+        host.mode = "ok"
     for method in METHODS:
 
         async def handler(params: Any, ctx: RequestContext, _method: str = method) -> Any:

@@ -151,7 +151,7 @@ async def run_mcp(
         env={**os.environ, "ASP_HOST_TRUSTED_DIR": str(prepared.trusted_dir)},
         cwd=str(prepared.repo),
     )
-    before = snapshot(prepared.repo)
+    before = await anyio.to_thread.run_sync(snapshot, prepared.repo)
     run = BindingRun("mcp-extension")
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
@@ -173,7 +173,7 @@ async def run_mcp(
             run.status, run.reason = "failed", f"{leaf.__class__.__name__}: {str(leaf)[:300]}"
         errlog.seek(0)
         run.stderr_tail = errlog.read()[-STDERR_TAIL_CHARS:]
-    run.workspace_unchanged = snapshot(prepared.repo) == before
+    run.workspace_unchanged = await anyio.to_thread.run_sync(snapshot, prepared.repo) == before
     return run
 
 

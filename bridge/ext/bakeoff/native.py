@@ -127,7 +127,7 @@ async def run_native(
     """Carry the case over the native binding against a fresh host process."""
     argv = plan.host_argv(host_template, prepared, keep_repo_placeholder=False)
     env = {**os.environ, "ASP_HOST_TRUSTED_DIR": str(prepared.trusted_dir)}
-    before = snapshot(prepared.repo)
+    before = await anyio.to_thread.run_sync(snapshot, prepared.repo)
     run = BindingRun("native")
     try:
         process = await anyio.open_process(
@@ -148,7 +148,7 @@ async def run_native(
                 tg.cancel_scope.cancel()
     finally:
         run.stderr_tail = "\n".join(host.stderr)
-    run.workspace_unchanged = snapshot(prepared.repo) == before
+    run.workspace_unchanged = await anyio.to_thread.run_sync(snapshot, prepared.repo) == before
     return run
 
 

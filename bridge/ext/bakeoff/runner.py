@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import tempfile
@@ -33,7 +34,10 @@ def _worst(comparisons: list[CaseComparison]) -> CaseComparison:
 async def run_case(case: Case, host: str, *, repeat: int, timeout: float) -> CaseResult:
     """Prepare the case once, then carry it natively and over MCP *repeat* times."""
     with tempfile.TemporaryDirectory(prefix=f"asp-bakeoff-{case.name}-") as tmp:
-        prepared = prepare(case, Path(tmp), python=sys.executable)
+        # git and file work off the event loop: with --jobs > 1 other cases' pipes keep flowing.
+        prepared = await anyio.to_thread.run_sync(
+            functools.partial(prepare, case, Path(tmp), python=sys.executable)
+        )
         runs: dict[str, list[BindingRun]] = {"native": [], "mcp-extension": []}
         for _ in range(repeat):
             runs["native"].append(await run_native(prepared, host, timeout=timeout))

@@ -9,6 +9,10 @@ extension. The policy is cached and re-read when a host result shows another `po
 and before any refusal, so a refusal is never based on a stale read — except `cached_refusal`,
 which the bridge's own debug tools use while no host runs (a host is never started just to read
 its policy).
+
+When `host/policy` exists but cannot be read (it errors or times out), the policy is unknown and
+the gate fails closed for evaluate and edit-plan, while reads pass; when the host itself is down,
+the call that follows reports that more clearly than a refusal would.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any, Literal
 import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
-from host_client import HostClient
+from host_client import HostClient, HostUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +113,7 @@ class AdapterPolicyGate:
         self._policy: AdapterPolicy | None = None
         self._lock = anyio.Lock()
         self._failed_at: float | None = None
+        self._unknown: str | None = None  # why the policy of a host that offers it is unknown
         self.reads = 0
 
     @property
@@ -125,6 +130,7 @@ class AdapterPolicyGate:
         return policy
 
     async def _fetch(self, client: HostClient) -> AdapterPolicy | None:
+        self._unknown = None
         try:
             result = await client.call(
                 POLICY_METHOD, None, timeout=POLICY_TIMEOUT_S, origin="adapter-policy"
@@ -134,9 +140,14 @@ class AdapterPolicyGate:
                 log.warning("host has no %s helper; adapters.mcp cannot be honoured", POLICY_METHOD)
                 return AdapterPolicy(available=False)
             log.warning("host/policy failed (%s); not caching", error)
+            self._unknown = f"host/policy failed with ASP code {error.code} ({error.fail_class})"
             return None
-        except Exception as exc:  # host down or malformed: the call itself will report it
-            log.warning("host/policy unavailable (%s); not caching", exc.__class__.__name__)
+        except HostUnavailable:  # the call that follows reports the dead host itself
+            log.warning("host/policy unavailable: the host is down; not caching")
+            return None
+        except Exception as exc:  # timeout or a malformed reply: the policy is unknown
+            log.warning("host/policy unreadable (%s); not caching", exc.__class__.__name__)
+            self._unknown = f"host/policy could not be read ({exc.__class__.__name__})"
             return None
         return parse(result)
 
@@ -147,6 +158,11 @@ class AdapterPolicyGate:
                 self._policy = await self._read(client)
             policy = self._policy
             if policy is None:
+                if surface != "read" and self._unknown is not None:
+                    return (
+                        f"refused: the repository's adapters.mcp policy is unknown "
+                        f"({self._unknown}), so {surface} is not offered over MCP until it can be read"
+                    )
                 return None
             reason = refusal(policy, surface)
             if reason is None:
