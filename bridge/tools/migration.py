@@ -11,10 +11,12 @@ envelope: `hostResult` is the last host result verbatim (the decision when parit
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field, ValidationError
@@ -139,12 +141,16 @@ async def _parity(
             change_paths=changed,
             **base,
         )
-    result, evaluation = parity_from_decision(
-        old.findings,
-        decision,
-        options=options,
-        change_paths=changed,
-        repo_root=_repo_root(state),
+    # Matching is CPU work proportional to old times host findings: keep it off the event loop.
+    result, evaluation = await anyio.to_thread.run_sync(
+        functools.partial(
+            parity_from_decision,
+            old.findings,
+            decision,
+            options=options,
+            change_paths=changed,
+            repo_root=_repo_root(state),
+        )
     )
     return ParitySection(
         ran=True,
