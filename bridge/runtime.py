@@ -53,7 +53,7 @@ class BridgeRuntime:
         started = time.perf_counter()
         refused = guard.refusal(method, params, call_site)
         if refused is not None:
-            return self._failure(
+            return self.failure(
                 tool,
                 method,
                 call_site,
@@ -62,7 +62,7 @@ class BridgeRuntime:
             )
         by_policy = await self.policy.check(self.client, surface_of(method))
         if by_policy is not None:
-            return self._failure(tool, method, call_site, started, policy_refusal(by_policy))
+            return self.failure(tool, method, call_site, started, policy_refusal(by_policy))
         try:
             result = await self.client.call(
                 method,
@@ -85,7 +85,7 @@ class BridgeRuntime:
                 limits=self.limits,
                 summary=self._summary(summarize, result),
             )
-        return self._failure(tool, method, call_site, started, error)
+        return self.failure(tool, method, call_site, started, error)
 
     def _summary(self, summarize: Summarizer | None, result: dict[str, Any]) -> str | None:
         if summarize is None:
@@ -104,15 +104,7 @@ class BridgeRuntime:
         else:
             by_policy = self.policy.cached_refusal("read")
         if by_policy is not None:
-            return label.failure(
-                tool=tool,
-                method=None,
-                call_site=None,
-                host=self.host_identity(),
-                latency_ms=(time.perf_counter() - started) * 1000,
-                error=policy_refusal(by_policy),
-                limits=self.limits,
-            )
+            return self.failure(tool, None, None, started, policy_refusal(by_policy))
         return label.success(
             tool=tool,
             method=None,
@@ -123,9 +115,15 @@ class BridgeRuntime:
             limits=self.limits,
         )
 
-    def _failure(
-        self, tool: str, method: str, call_site: str, started: float, error: label.BridgeError
+    def failure(
+        self,
+        tool: str,
+        method: str | None,
+        call_site: str | None,
+        started: float,
+        error: label.BridgeError,
     ) -> CallToolResult:
+        """A labelled isError result stamped with this host's identity and the elapsed time."""
         return label.failure(
             tool=tool,
             method=method,

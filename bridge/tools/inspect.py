@@ -272,15 +272,8 @@ def render(
 
 
 def _refused(state: BridgeRuntime, started: float, message: str) -> CallToolResult:
-    return label.failure(
-        tool=TOOL,
-        method=METHOD,
-        call_site=CALL_SITE,
-        host=state.host_identity(),
-        latency_ms=(time.perf_counter() - started) * 1000,
-        error=label.BridgeError(reason="refused", message=message),
-        limits=state.limits,
-    )
+    error = label.BridgeError(reason="refused", message=message)
+    return state.failure(TOOL, METHOD, CALL_SITE, started, error)
 
 
 async def asp_inspect(

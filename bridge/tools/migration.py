@@ -170,15 +170,8 @@ def _repo_root(state: BridgeRuntime) -> str | None:
 def _refused(
     state: BridgeRuntime, started: float, message: str, detail: str | None = None
 ) -> CallToolResult:
-    return label.failure(
-        tool=TOOL,
-        method=None,
-        call_site=None,
-        host=state.host_identity(),
-        latency_ms=(time.perf_counter() - started) * 1000,
-        error=label.BridgeError(reason="refused", message=message, detail=detail),
-        limits=state.limits,
-    )
+    error = label.BridgeError(reason="refused", message=message, detail=detail)
+    return state.failure(TOOL, None, None, started, error)
 
 
 def _summary(report: MigrationReport, state: BridgeRuntime) -> str:
