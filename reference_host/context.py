@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_host.manifests import InstalledProvider, PinCheck, check_pin
-from reference_host.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
-from reference_host.supervisor import Supervisor
+from reference_host.sessions.supervisor import Supervisor
+from reference_host.trust.manifests import InstalledProvider, PinCheck, check_pin
+from reference_host.trust.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
 from reference_host.workspace import Workspace, WorkTreeState
 
 

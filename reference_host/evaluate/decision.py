@@ -17,33 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from asp_protocol.models import CallSite, Decision, DegradationReason
+from asp_protocol.models import CallSite, Decision
+from reference_host.coverage import degradation
 
 DENY_REASONS: frozenset[str] = frozenset(
     {"blocking-diagnostic", "direct-write-risk", "lattice-fast-path"}
 )
 HEALTH_REASONS: frozenset[str] = frozenset({"timed-out", "crashed", "fail-open-health"})
 Role = Literal["required", "optional"]
-
-
-def degradation(
-    source: str,
-    reason: DegradationReason,
-    detail: str,
-    *,
-    requirement: str | None = None,
-    capability: str | None = None,
-    provider_state: str | None = None,
-) -> dict[str, Any]:
-    """A `coverageDegradation` object with only the fields that are set."""
-    entry: dict[str, Any] = {"source": source, "reason": reason, "detail": detail[:1000]}
-    if requirement is not None:
-        entry["requirement"] = requirement
-    if capability is not None:
-        entry["capability"] = capability
-    if provider_state is not None:
-        entry["providerState"] = provider_state
-    return entry
 
 
 @dataclass

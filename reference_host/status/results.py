@@ -1,6 +1,6 @@
 """Results of `host/status`, `host/capabilities` and `host/authority/status`.
 
-Per-provider state is `provider_state.py`, gate and family roll-ups `coverage_state.py`.
+Per-provider state is `providers.py`, gate and family roll-ups `rollups.py`.
 Status is cheap by design: it reads one `git status`, the cached baseline policy and the trusted
 manifests, and never launches a provider (an unlaunched provider shows `installed`). The host
 serves `check` and `inspect`: `check` is available through an enrolled provider; `inspect` also
@@ -17,10 +17,15 @@ from asp_protocol import OUTER_PROTOCOL
 from asp_protocol.canonical import request_digest
 from reference_host import HOST_NAME, __version__
 from reference_host.context import HostContext
-from reference_host.coverage_state import capability_coverage, gate_statuses
-from reference_host.policy import CALL_SITES, EffectivePolicy
-from reference_host.provider_state import Enrollment, enrollments, provider_degraded, server_status
 from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.status.providers import (
+    Enrollment,
+    enrollments,
+    provider_degraded,
+    server_status,
+)
+from reference_host.status.rollups import capability_coverage, gate_statuses
+from reference_host.trust.policy import CALL_SITES, EffectivePolicy
 from reference_host.workspace import WorkTreeState
 
 LOCAL_OVERRIDE = ".asp/local.json"

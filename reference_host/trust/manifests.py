@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
 from asp_protocol.models import CapabilityFamily
-from reference_host.policy import PinnedProvider
 from reference_host.providers import (
     BUILTIN_PROVIDERS,
     LICENSE,
@@ -29,6 +28,7 @@ from reference_host.providers import (
     SOURCE,
     BuiltinProvider,
 )
+from reference_host.trust.policy import PinnedProvider
 
 log = logging.getLogger(__name__)
 

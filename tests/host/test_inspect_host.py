@@ -1,4 +1,4 @@
-"""`host/queryInspect` routing (reference_host/inspect_query.py) on a real git repo with real providers.
+"""`host/queryInspect` routing (reference_host/inspect/query.py) on a real git repo with real providers.
 
 The host context is built exactly as `asp-host serve` builds it; providers are launched by the
 host's supervisor from (built-in or test) trusted manifests. Every result is validated against
@@ -19,9 +19,9 @@ import pytest
 from asp_protocol.errors import AspError
 from reference_host.cli import build_context
 from reference_host.context import HostContext
-from reference_host.inspect_query import query_inspect
-from reference_host.manifests import InstalledProvider, ServerManifest, builtin_manifest
+from reference_host.inspect.query import query_inspect
 from reference_host.providers import PYTHON_INSPECT
+from reference_host.trust.manifests import InstalledProvider, ServerManifest, builtin_manifest
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree, write_files
 from tests.support.inspect_sample import MONEY, PRICING, ROUND_CENTS, SAMPLE

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from reference_host.context import HostContext
-from reference_host.decision import degradation
-from reference_host.policy import CALL_SITES, EffectivePolicy
-from reference_host.provider_state import FAMILIES, SERVED, Enrollment, provider_degraded
+from reference_host.coverage import degradation
+from reference_host.status.providers import FAMILIES, SERVED, Enrollment, provider_degraded
+from reference_host.trust.policy import CALL_SITES, EffectivePolicy
 
 LEGACY = {"inspect": "sense", "check": "judge", "edit": "act"}
 
@@ -89,7 +89,7 @@ def capability_coverage(
                 degraded.extend(health["degraded"])
                 required_for.extend(s for s in entry.required_for if s not in required_for)
         # check needs an enrolled provider; inspect also routes to advisory (trusted, unpinned)
-        # providers when no policy requirement asks for inspect (see inspect_targets.inspect_targets)
+        # providers when no policy requirement asks for inspect (see inspect/targets.inspect_targets)
         advisory_ok = family == "inspect" and not _requires(policy, family)
         available = family in SERVED and any(
             s["available"] and (advisory_ok or s["role"] != "advisory") for s in states

@@ -12,17 +12,18 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import changeset_digest, config_digest
-from reference_host.decision import ProviderRun, decide, degradation
-from reference_host.grants import in_grant, narrow_read
-from reference_host.manifests import builtin_manifest, check_pin, load_manifest
-from reference_host.policy import (
+from reference_host.coverage import degradation
+from reference_host.evaluate.assessment_checks import validate_assessment
+from reference_host.evaluate.decision import ProviderRun, decide
+from reference_host.providers import PYTHON_CHECK
+from reference_host.trust.grants import in_grant, narrow_read
+from reference_host.trust.manifests import builtin_manifest, check_pin, load_manifest
+from reference_host.trust.policy import (
     PinnedProvider,
     default_policy_document,
     parse_policy,
     touches_policy,
 )
-from reference_host.providers import PYTHON_CHECK
-from reference_host.validation import validate_assessment
 from tests.support.definitions import assert_valid, load_json, schema_errors
 
 # -- policy --------------------------------------------------------------------------------------

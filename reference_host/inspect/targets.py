@@ -10,13 +10,13 @@ import anyio
 
 from asp_protocol.models import CallSite, DegradationReason
 from reference_host.context import HostContext
-from reference_host.decision import degradation
-from reference_host.inspect_session import InspectProviderSession
-from reference_host.inspect_validation import check_inspect_result
-from reference_host.manifests import NOT_CLAIMED
-from reference_host.policy import EffectivePolicy, PinnedProvider
-from reference_host.session import SessionFailure
-from reference_host.session_callbacks import EvaluationScope
+from reference_host.coverage import degradation
+from reference_host.inspect.answer_checks import check_inspect_result
+from reference_host.sessions.callbacks import EvaluationScope
+from reference_host.sessions.inspect_session import InspectProviderSession
+from reference_host.sessions.session import SessionFailure
+from reference_host.trust.manifests import NOT_CLAIMED
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """`host/evaluateChangeset`: host-level degradations and the decision envelope with its receipt.
 
-Params intake is `evaluate_params.py`, freshness and blobs `candidate.py`, provider runs
-`provider_runs.py`. A ChangeSet's baseline must be the committed snapshot (`{rev}`) or the full
+Params intake is `params.py`, freshness and blobs `../candidate.py`, provider runs
+`runs.py`. A ChangeSet's baseline must be the committed snapshot (`{rev}`) or the full
 current snapshot (`{rev, dirty}`); anything else, a `before` blob that does not match that
 baseline, or a blob the host cannot resolve is `stale-baseline` (unresolvable blobs with detail
 `blob_unavailable: ...`) and never allow. The per-call budget is min(policy
@@ -20,11 +20,12 @@ from asp_protocol.canonical import changeset_digest, request_digest
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import Blobs, baseline_is_current, load_blobs
 from reference_host.context import HostContext
-from reference_host.decision import ProviderRun, decide, degradation
-from reference_host.evaluate_params import METHOD, EvaluateRequest, parse_params
-from reference_host.policy import POLICY_PATH, touches_policy
-from reference_host.provider_runs import ProviderRuns
+from reference_host.coverage import degradation
+from reference_host.evaluate.decision import ProviderRun, decide
+from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
+from reference_host.evaluate.runs import ProviderRuns
 from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.trust.policy import POLICY_PATH, touches_policy
 
 
 class Evaluation:

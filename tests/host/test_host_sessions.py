@@ -27,7 +27,7 @@ from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree, write_files
 
 pytestmark = pytest.mark.anyio
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parents[1]
 EVALUATE_REF = "outer-host.schema.json#/$defs/evaluateChangesetResult"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from asp_protocol.models import CapabilityFamily
-from reference_host.session import InitializeResult, ProviderSession, SessionFailure
+from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
 
 INSPECT_VERBS = ("symbols", "references", "callers", "callees", "impact")
 

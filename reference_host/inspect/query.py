@@ -12,7 +12,7 @@ Request keys: `verb` (symbols|references|callers|callees|impact); `query` or `pa
 `symbol` (a string id, dotted name or bare name, or a symbolRef object), `scope`, `depth`;
 `changeset` or `paths` (impact: `paths` means "these baseline files change"); `kinds`; `limit`.
 `cursor` is accepted and ignored (pagination belongs to the caller's rendering).
-Params intake is `inspect_params.py`; choosing and running the providers `inspect_targets.py`.
+Params intake is `params.py`; choosing and running the providers `targets.py`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from asp_protocol.canonical import request_digest
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import baseline_is_current, load_blobs
 from reference_host.context import HostContext
-from reference_host.decision import degradation
-from reference_host.inspect_params import parse_params, provider_params
-from reference_host.inspect_targets import inspect_targets, judge_authority, run_target
+from reference_host.coverage import degradation
+from reference_host.inspect.params import parse_params, provider_params
+from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
 from reference_host.receipts import Clock, assurance_block, build_receipt
-from reference_host.session_callbacks import EvaluationScope
+from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.workspace import WorkTreeState
 
 METHOD = "host/queryInspect"

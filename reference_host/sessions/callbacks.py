@@ -17,9 +17,9 @@ import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.jsonrpc import RequestContext
-from reference_host.grants import in_grant
+from reference_host.trust.grants import in_grant
 
-log = logging.getLogger("reference_host.session")
+log = logging.getLogger("reference_host.sessions.session")
 
 MAX_BLOBS_PER_READ = 256
 MAX_READ_BYTES = 32 * 1024 * 1024

@@ -15,12 +15,13 @@ from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.models import DegradationReason, LifecycleState
 from reference_host.candidate import Blobs
 from reference_host.context import HostContext
-from reference_host.decision import ProviderRun, degradation
-from reference_host.evaluate_params import EvaluateRequest
-from reference_host.policy import EffectivePolicy, PinnedProvider
-from reference_host.session import SessionFailure
-from reference_host.session_callbacks import EvaluationScope
-from reference_host.validation import AssessmentCheck, validate_assessment
+from reference_host.coverage import degradation
+from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
+from reference_host.evaluate.decision import ProviderRun
+from reference_host.evaluate.params import EvaluateRequest
+from reference_host.sessions.callbacks import EvaluationScope
+from reference_host.sessions.session import SessionFailure
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 from reference_host.workspace import WorkTreeState
 
 Wanted = list[tuple[str, PinnedProvider, str]]  # (requirement id, pin, role)

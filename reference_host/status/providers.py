@@ -11,9 +11,9 @@ from typing import Any
 
 from asp_protocol.models import CallSite, DegradationReason
 from reference_host.context import HostContext
-from reference_host.decision import degradation
-from reference_host.policy import CALL_SITES, EffectivePolicy, PinnedProvider
-from reference_host.supervisor import ProviderRecord
+from reference_host.coverage import degradation
+from reference_host.sessions.supervisor import ProviderRecord
+from reference_host.trust.policy import CALL_SITES, EffectivePolicy, PinnedProvider
 
 FAMILIES = ("inspect", "check", "edit")
 SERVED = ("inspect", "check")  # families this host routes (edit is an unbuilt profile)

@@ -11,7 +11,7 @@ from tests.support.definitions import assert_valid
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
 
-SAMPLES = Path(__file__).resolve().parents[1] / "config" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "config" / "samples"
 POLICY = SAMPLES / "asp.json"
 MANIFEST = SAMPLES / "trusted" / "sample-check" / "asp-server.json"
 

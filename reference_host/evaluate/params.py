@@ -8,7 +8,7 @@ from typing import Any
 from asp_protocol.changesets import parse_changeset
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.models import CallSite
-from reference_host.policy import CALL_SITES
+from reference_host.trust.policy import CALL_SITES
 
 METHOD = "host/evaluateChangeset"
 PARAM_KEYS = frozenset({"callSite", "changeset", "comparison", "timeoutMs", "basePolicyDigest"})

@@ -39,7 +39,7 @@ from tests.support.host_checks import (
 from tests.support.host_pool import HostPool
 from tests.support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 OPT = "optional-check"
 
 
@@ -423,9 +423,9 @@ def test_hostile_direct_write_risk(pool: HostPool, fake: Fake) -> None:
 # -- HOSTILE-NO-OPCORE-FAST-PATH -------------------------------------------------------------
 
 SCANNED = [
-    TESTS / "test_core_conformance.py",
-    TESTS / "test_hostile_conformance.py",
-    TESTS / "test_host_bad_input.py",
+    TESTS / "conformance" / "test_core_conformance.py",
+    TESTS / "conformance" / "test_hostile_conformance.py",
+    TESTS / "host" / "test_host_bad_input.py",
     TESTS / "support" / "host_harness.py",
     TESTS / "support" / "host_pool.py",
     TESTS / "support" / "host_scenarios.py",

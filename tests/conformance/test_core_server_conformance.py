@@ -7,7 +7,7 @@ filters both to the read grant and refuses out-of-grant reads with -32012.
 
 Where an id is about the host *rejecting* provider output (malformed and host-owned fields,
 freshness, timeout, behaviour-only), the fake host's judgement is the reference host's own
-validator, `reference_host.validation.validate_assessment`, applied to the real provider's
+validator, `reference_host.evaluate.assessment_checks.validate_assessment`, applied to the real provider's
 Assessment tampered in the one way the id names (and to the official host-owned fixtures). The
 hung provider of CORE-SERVER-TIMEOUT is `asp-fake-provider --behavior hang`.
 """
@@ -31,9 +31,17 @@ from asp_protocol.errors import AspError, RequestTimeout
 from asp_protocol.framing import LineReader, encode_message
 from asp_protocol.host_owned import HOST_OWNED_FIELDS, find_host_owned_fields
 from asp_protocol.jsonrpc import RequestContext
-from reference_host.decision import ProviderRun, decide, degradation
+from reference_host.coverage import degradation
+from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
+from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.providers import PUBLISHER, PYTHON_CHECK
-from reference_host.validation import AssessmentCheck, validate_assessment
+from tests.providers.test_provider_python_check import (
+    ASSESSMENT,
+    MODULE,
+    codes,
+    evaluate,
+    python_check,
+)
 from tests.support.definitions import (
     assert_valid,
     load_json,
@@ -48,7 +56,6 @@ from tests.support.provider_host import (
     provider_host,
     wait_exit,
 )
-from tests.test_provider_python_check import ASSESSMENT, MODULE, codes, evaluate, python_check
 
 pytestmark = pytest.mark.anyio
 

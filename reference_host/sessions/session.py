@@ -3,7 +3,7 @@
 The provider gets an argv array (never a shell), a trusted cwd (not the repository), an environment
 built only from an allowlist plus `ASP_SESSION_ID`, and no filesystem access through the host
 except `workspace/listTree` / `workspace/readBlob` for blobs of the session's baseline and the
-current changeset inside its read grant (served by `session_callbacks.py`).
+current changeset inside its read grant (served by `callbacks.py`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTi
 from asp_protocol.jsonrpc import JsonRpcEndpoint
 from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
 from reference_host import HOST_NAME, __version__
-from reference_host.grants import narrow_read
-from reference_host.manifests import InstalledProvider
-from reference_host.session_callbacks import CallbackServer, EvaluationScope
+from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
+from reference_host.trust.grants import narrow_read
+from reference_host.trust.manifests import InstalledProvider
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from anyio.abc import TaskGroup
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
-from reference_host.inspect_session import InspectProviderSession
-from reference_host.manifests import InstalledProvider
-from reference_host.session import ProviderSession, SessionFailure
+from reference_host.sessions.inspect_session import InspectProviderSession
+from reference_host.sessions.session import ProviderSession, SessionFailure
+from reference_host.trust.manifests import InstalledProvider
 
 log = logging.getLogger(__name__)
 

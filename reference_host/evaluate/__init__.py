@@ -1,0 +1,1 @@
+"""`host/evaluateChangeset`: provider runs, Assessment checks and the one decision algorithm."""

@@ -1,0 +1,107 @@
+"""The host's private helper methods: `host/workingChangeset`, `host/putBlob` and `host/policy`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from asp_protocol.canonical import request_digest
+from asp_protocol.changesets import PathError, validate_path
+from asp_protocol.errors import AspError, ErrorCode
+from reference_host.context import HostContext
+from reference_host.receipts import Clock, assurance_block, build_receipt
+
+MAX_UPLOAD_BYTES = 16 * 1024 * 1024
+
+
+def _helper_receipt(ctx: HostContext, method: str, params: Any, clock: Clock) -> dict[str, Any]:
+    state = ctx.workspace.state()
+    policy = ctx.policy_for(state)
+    baseline = state.baseline()
+    return build_receipt(
+        kind="status",
+        clock=clock,
+        request_digest=request_digest(method, params),
+        policy_digest=policy.digest,
+        baseline=baseline,
+        valid_as_of={"rev": baseline["rev"]},
+        coverage={"exhaustive": False, "required": [], "enrolled": [], "ran": [], "degraded": []},
+        assurance=assurance_block(ctx.assurance_mode),
+    )
+
+
+def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Private helper: the work tree's changes against HEAD, with the `{rev}` baseline."""
+    clock = Clock()
+    paths = params.get("paths")
+    if paths is not None:
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise AspError(ErrorCode.INVALID_PARAMS, "paths must be an array of strings")
+        try:
+            paths = [validate_path(p.rstrip("/")) for p in paths]
+        except PathError as exc:
+            raise AspError(
+                ErrorCode.INVALID_PARAMS, "invalid path", detail=str(exc)[:300]
+            ) from None
+    workspace = ctx.workspace
+    state = workspace.state()
+    baseline = {"rev": state.rev}
+    changes = []
+    wanted = sorted(state.differing)
+    if paths is not None:
+        wanted = [w for w in wanted if any(w == p or w.startswith(p + "/") for p in paths)]
+    head_ids = workspace.blob_ids_of([state.head_sha1[p] for p in wanted if p in state.head_sha1])
+    for path in wanted:
+        after = state.differing[path]
+        before = head_ids.get(state.head_sha1[path]) if path in state.head_sha1 else None
+        if before is None and after is not None:
+            changes.append({"path": path, "kind": "create", "after": after})
+        elif after is None and before is not None:
+            changes.append({"path": path, "kind": "delete", "before": before})
+        elif before is not None and after is not None:
+            changes.append({"path": path, "kind": "modify", "before": before, "after": after})
+    return {
+        "baseline": baseline,
+        "changeset": {"baseline": dict(baseline), "changes": changes},
+        "receipt": _helper_receipt(ctx, "host/workingChangeset", params, clock),
+    }
+
+
+def put_blob(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Private helper: keep uploaded candidate content in host memory and return its blob id."""
+    clock = Clock()
+    data = params.get("bytes")
+    encoding = params.get("encoding", "utf-8")
+    if not isinstance(data, str) or encoding not in ("utf-8", "base64"):
+        raise AspError(
+            ErrorCode.INVALID_PARAMS, "putBlob needs string bytes and encoding utf-8 or base64"
+        )
+    try:
+        raw = data.encode("utf-8") if encoding == "utf-8" else base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise AspError(
+            ErrorCode.INVALID_PARAMS, "bytes do not decode with the given encoding"
+        ) from None
+    if len(raw) > MAX_UPLOAD_BYTES:
+        raise AspError(ErrorCode.INVALID_PARAMS, "blob too large")
+    identity = ctx.workspace.put_blob(raw)
+    return {
+        "blobId": identity,
+        "receipt": _helper_receipt(ctx, "host/putBlob", {"encoding": encoding}, clock),
+    }
+
+
+def policy_info(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Private helper: the effective policy object, its source, digest and activation."""
+    state = ctx.workspace.state()
+    policy = ctx.policy_for(state)
+    result: dict[str, Any] = {
+        "policy": policy.document,
+        "source": policy.source,
+        "policyDigest": policy.digest,
+        "activation": policy.activation,
+    }
+    if policy.error:
+        result["detail"] = policy.error
+    return result

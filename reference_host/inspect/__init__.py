@@ -1,0 +1,1 @@
+"""`host/queryInspect`: choosing inspect providers, running the query and checking their answers."""

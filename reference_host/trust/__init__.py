@@ -1,0 +1,1 @@
+"""Trusted configuration: the repository policy, the trusted provider manifests, and launch grants."""
