@@ -101,8 +101,10 @@ def digest_of(result: Any) -> str | None:
     if not isinstance(result, dict):
         return None
     for holder in (result, result.get("receipt"), result.get("policy")):
-        if isinstance(holder, dict) and isinstance(holder.get("policyDigest"), str):
-            return holder["policyDigest"]
+        if isinstance(holder, dict):
+            value = holder.get("policyDigest")
+            if isinstance(value, str):
+                return value
     return None
 
 

@@ -11,8 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult
-from mcp.server.lowlevel.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Extension, MCPServer
 from mcp.types import CallToolResult
 

@@ -106,7 +106,7 @@ async def query_inspect(
                 lambda: ctx.workspace.resolve(identity, paths, state.tree)
             )
 
-        budget = min(policy.budget_ms(call_site), timeout_ms or 10**9)  # type: ignore[arg-type]
+        budget = min(policy.budget_ms(call_site), timeout_ms or 10**9)
         deadline = anyio.current_time() + budget / 1000
         async with anyio.create_task_group() as tg:
             for target in targets:

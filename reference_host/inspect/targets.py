@@ -46,7 +46,7 @@ def inspect_targets(
     for role, ids in (
         ("required", policy.required_ids(call_site)),
         ("optional", policy.optional_ids(call_site)),
-    ):  # type: ignore[arg-type]
+    ):
         for requirement_id in ids:
             requirement = policy.requirement(requirement_id)
             if requirement is None or "inspect" not in requirement.capabilities:
@@ -93,7 +93,7 @@ async def run_target(
                 requirement=target.requirement_id,
                 capability="inspect",
                 provider_state=state,
-            )  # type: ignore[arg-type]
+            )
         )
 
     try:

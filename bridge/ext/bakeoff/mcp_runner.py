@@ -156,7 +156,7 @@ async def run_mcp(
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             transport = stdio_client(params, errlog=errlog)
-            async with Client(transport, mode=mode, read_timeout_seconds=timeout + 10) as client:  # type: ignore[arg-type]
+            async with Client(transport, mode=mode, read_timeout_seconds=timeout + 10) as client:
                 caps = client.server_capabilities
                 experimental = (caps.experimental or {}) if caps else {}
                 if EXTENSION_ID not in experimental:
