@@ -5,15 +5,13 @@ Host and providers both receive ChangeSets from a peer they do not trust; both a
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.models import ChangeSet
-
-OUTER_BLOB_REF = re.compile(r"^blob:sha256:[0-9a-f]+$")
+from asp_protocol.vocabulary import OUTER_BLOB_REF
 
 
 class PathError(ValueError):

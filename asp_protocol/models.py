@@ -9,75 +9,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-CallSite = Literal["interactive", "gate", "sweep"]
-Decision = Literal["allow", "deny", "indeterminate"]
-CapabilityFamily = Literal["inspect", "check", "edit"]
-AssessmentStatus = Literal["complete", "incomplete", "unsupported", "error", "cancelled"]
-AssuranceMode = Literal["advisory", "gated", "mediated-write", "isolated"]
-TransactionGuarantee = Literal[
-    "none",
-    "rollback_attempted",
-    "text_only_transactional",
-    "workspace_transactional",
-    "staged_snapshot",
-]
-Comparison = Literal["introduced", "all", "resolved"]
-LifecycleState = Literal[
-    "launched",
-    "initializing",
-    "initialized",
-    "active",
-    "cancelled",
-    "shutting-down",
-    "exited",
-    "crashed",
-    "timed-out",
-    "incompatible",
-    "malformed",
-    "unavailable",
-    "quarantined",
-    "degraded",
-]
-DegradationReason = Literal[
-    "fail-open",
-    "quarantined",
-    "crashed",
-    "skewed",
-    "missing",
-    "stale",
-    "missing-required-provider",
-    "stale-baseline",
-    "blocking-diagnostic",
-    "missing-authority",
-    "insufficient-assurance",
-    "incomplete",
-    "unsupported",
-    "error",
-    "cancelled",
-    "malformed",
-    "timed-out",
-    "optional-degraded",
-    "unavailable",
-    "incompatible",
-    "unsupported-assurance",
-    "policy-self-authorization",
-    "direct-write-risk",
-    "lattice-fast-path",
-]
-
-BLOB_REF_PATTERN = r"^blob:[a-z0-9]+:[0-9a-f]+$"
-OUTER_BLOB_REF_PATTERN = r"^blob:sha256:[0-9a-f]+$"
-
-
-class Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Open(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
+from asp_protocol.vocabulary import (
+    BLOB_REF_PATTERN,
+    AssessmentStatus,
+    AssuranceMode,
+    CallSite,
+    CapabilityFamily,
+    Comparison,
+    Decision,
+    DegradationReason,
+    LifecycleState,
+    TransactionGuarantee,
+)
+from asp_protocol.wire import Closed, Open
 
 # -- freshness ----------------------------------------------------------------------------------
 
@@ -85,10 +31,7 @@ class Open(BaseModel):
 class Baseline(Closed):
     rev: str
     dirty: str | None = None
-    stamped_at: str | None = Field(default=None, alias="stampedAt")
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
+    stamped_at: str | None = None
 
 
 class Change(Closed):
@@ -116,9 +59,6 @@ class ChangeSet(Closed):
     baseline: Baseline
     changes: list[Change]
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True)
-
 
 # -- degradations and authority -----------------------------------------------------------------
 
@@ -129,14 +69,14 @@ class CoverageDegradation(Closed):
     detail: str
     requirement: str | None = None
     capability: CapabilityFamily | None = None
-    provider_state: LifecycleState | None = Field(default=None, alias="providerState")
+    provider_state: LifecycleState | None = None
 
 
 class AuthorityGrant(Closed):
     granted: bool
     requirement: str
-    call_site: CallSite | None = Field(default=None, alias="callSite")
-    policy_digest: str | None = Field(default=None, alias="policyDigest")
+    call_site: CallSite | None = None
+    policy_digest: str | None = None
 
 
 class AuthorityEvidence(Closed):
@@ -149,7 +89,7 @@ class AuthorityEvidence(Closed):
 
 class ApplyAssurance(Closed):
     mode: AssuranceMode
-    transaction_guarantee: TransactionGuarantee = Field(alias="transactionGuarantee")
+    transaction_guarantee: TransactionGuarantee
     detail: str | None = None
 
 
@@ -180,13 +120,13 @@ class Diagnostic(Closed):
     fingerprint: str
     introduced: bool | None = None
     help: str | None = None
-    code_description: dict[str, str] | None = Field(default=None, alias="codeDescription")
+    code_description: dict[str, str] | None = None
     fix: dict[str, Any] | None = None
 
 
 class CoveragePart(Closed):
     scope: Literal["changeset", "workspace"] | dict[str, list[str]]
-    diagnostic_sources: list[str] = Field(alias="diagnosticSources")
+    diagnostic_sources: list[str]
     rules: list[str]
     comparison: Comparison
 
@@ -202,24 +142,24 @@ class AssessmentCoverage(Closed):
 
 class AssessmentValidAsOf(Closed):
     baseline: Baseline
-    changeset_digest: str = Field(alias="changesetDigest")
+    changeset_digest: str
     blobs: list[str]
 
 
 class AssessmentProvider(Closed):
     id: str = Field(min_length=1)
     version: str = Field(min_length=1)
-    config_digest: str = Field(min_length=1, alias="configDigest")
-    capability_version: str = Field(min_length=1, alias="capabilityVersion")
-    build_digest: str | None = Field(default=None, alias="buildDigest")
-    artifact_digest: str | None = Field(default=None, alias="artifactDigest")
-    capability_family: Literal["check"] | None = Field(default=None, alias="capabilityFamily")
+    config_digest: str = Field(min_length=1)
+    capability_version: str = Field(min_length=1)
+    build_digest: str | None = None
+    artifact_digest: str | None = None
+    capability_family: Literal["check"] | None = None
 
 
 class Timing(Closed):
-    started_at: str | None = Field(default=None, alias="startedAt")
-    ended_at: str | None = Field(default=None, alias="endedAt")
-    elapsed_ms: float | None = Field(default=None, ge=0, alias="elapsedMs")
+    started_at: str | None = None
+    ended_at: str | None = None
+    elapsed_ms: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _has_duration(self) -> Timing:
@@ -232,7 +172,7 @@ class Cache(Closed):
     status: Literal["hit", "miss", "stale", "disabled"]
     key: str | None = None
     digest: str | None = None
-    refreshed_at: str | None = Field(default=None, alias="refreshedAt")
+    refreshed_at: str | None = None
 
 
 class Evidence(Closed):
@@ -250,7 +190,7 @@ class Assessment(Closed):
     status: AssessmentStatus
     diagnostics: list[Diagnostic]
     coverage: AssessmentCoverage
-    valid_as_of: AssessmentValidAsOf = Field(alias="validAsOf")
+    valid_as_of: AssessmentValidAsOf
     provider: AssessmentProvider
     timing: Timing
     cache: Cache
@@ -261,11 +201,11 @@ class Assessment(Closed):
 
 
 class EvaluateChangesetParams(Closed):
-    call_site: CallSite = Field(alias="callSite")
+    call_site: CallSite
     changeset: ChangeSet
     comparison: Literal["all", "introduced"] | None = None
-    timeout_ms: int | None = Field(default=None, ge=1, alias="timeoutMs")
-    base_policy_digest: str | None = Field(default=None, alias="basePolicyDigest")
+    timeout_ms: int | None = Field(default=None, ge=1)
+    base_policy_digest: str | None = None
 
 
 class DecisionCoverage(Open):
@@ -277,8 +217,8 @@ class DecisionCoverage(Open):
 
 
 class AuditReceipt(Open):
-    receipt_id: str = Field(alias="receiptId")
-    issued_at: str = Field(alias="issuedAt")
+    receipt_id: str
+    issued_at: str
     kind: Literal[
         "status",
         "capabilities",
@@ -290,22 +230,22 @@ class AuditReceipt(Open):
         "provider-failure",
     ]
     host: dict[str, Any]
-    request_digest: str = Field(alias="requestDigest")
-    policy_digest: str = Field(alias="policyDigest")
-    private_only: Literal[True] = Field(alias="privateOnly")
-    trust_artifact: Literal[False] = Field(alias="trustArtifact")
+    request_digest: str
+    policy_digest: str
+    private_only: Literal[True]
+    trust_artifact: Literal[False]
 
 
 class DecisionEnvelope(Open):
     pass_: bool = Field(alias="pass")
     decision: Decision
-    call_site: CallSite = Field(alias="callSite")
-    request_digest: str = Field(alias="requestDigest")
+    call_site: CallSite
+    request_digest: str
     findings: list[dict[str, Any]]
     coverage: DecisionCoverage
-    policy_digest: str = Field(alias="policyDigest")
-    authority_evidence: list[dict[str, Any]] = Field(alias="authorityEvidence")
-    valid_as_of: dict[str, Any] = Field(alias="validAsOf")
+    policy_digest: str
+    authority_evidence: list[dict[str, Any]]
+    valid_as_of: dict[str, Any]
     assurance: dict[str, Any]
     receipt: AuditReceipt
 
@@ -319,9 +259,9 @@ class DecisionEnvelope(Open):
 class HostInfo(Open):
     name: str
     version: str
-    outer_protocol: str = Field(alias="outerProtocol")
+    outer_protocol: str
     state: Literal["ready", "degraded", "unavailable"]
-    binding_candidate: str = Field(alias="bindingCandidate")
+    binding_candidate: str
 
 
 class StatusResult(Open):
@@ -331,7 +271,7 @@ class StatusResult(Open):
     servers: list[dict[str, Any]]
     gates: dict[str, Any]
     capabilities: dict[str, Any]
-    assurance_capabilities: list[str] = Field(alias="assuranceCapabilities")
+    assurance_capabilities: list[str]
     receipt: AuditReceipt
 
 
@@ -343,16 +283,14 @@ class CapabilitiesResult(Open):
 
 
 class AuthorityStatusResult(Open):
-    policy_activation: Literal["base-active", "candidate-pending", "candidate-approved"] = Field(
-        alias="policyActivation"
-    )
-    policy_digest: str = Field(alias="policyDigest")
+    policy_activation: Literal["base-active", "candidate-pending", "candidate-approved"]
+    policy_digest: str
     providers: list[dict[str, Any]]
     receipt: AuditReceipt
 
 
 class QueryInspectResult(Open):
     data: dict[str, Any]
-    valid_as_of: dict[str, Any] = Field(alias="validAsOf")
+    valid_as_of: dict[str, Any]
     coverage: dict[str, Any]
     receipt: AuditReceipt

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
+from asp_protocol.vocabulary import CallSite
 from bridge.fence import cap_string, fence_json, fence_text
 
 LABEL_KEY = "dev.asp-mcp-bridge/asp-outer-seam"
@@ -59,7 +60,7 @@ class Envelope(BaseModel):
     authority: AuthorityLabel
     tool: str
     hostMethod: str | None = Field(description="The ASP outer-seam method called, if any.")
-    callSite: Literal["interactive", "sweep", "gate"] | None = None
+    callSite: CallSite | None = None
     host: dict[str, Any] = Field(
         description="Host identity: configured command, pid, self-reported name/version."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from asp_protocol.models import (
     AuditReceipt,
@@ -14,34 +14,32 @@ from asp_protocol.models import (
     QueryInspectResult,
     StatusResult,
 )
+from asp_protocol.vocabulary import OUTER_BLOB_REF_PATTERN
+from asp_protocol.wire import Open
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class RequestEditPlanResult(_Open):
+class RequestEditPlanResult(Open):
     proposal: dict[str, Any]
     receipt: AuditReceipt
 
 
-class ApplyProposalResult(_Open):
+class ApplyProposalResult(Open):
     applied: bool
-    proposal_id: str = Field(alias="proposalId")
-    baseline_before: dict[str, Any] = Field(alias="baselineBefore")
+    proposal_id: str
+    baseline_before: dict[str, Any]
     assurance: dict[str, Any]
     receipt: AuditReceipt
 
 
-class WorkingChangesetResult(_Open):
+class WorkingChangesetResult(Open):
     """Private reference-host helper (non-normative): only its object shape is checked."""
 
 
-class PutBlobResult(_Open):
-    blob_id: str = Field(alias="blobId", pattern=r"^blob:sha256:[0-9a-f]+$")
+class PutBlobResult(Open):
+    blob_id: str = Field(pattern=OUTER_BLOB_REF_PATTERN)
 
 
-class PolicyResult(_Open):
+class PolicyResult(Open):
     """Private reference-host helper (non-normative): only its object shape is checked."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asp_protocol.models import DegradationReason
+from asp_protocol.vocabulary import DegradationReason
 
 
 def degradation(

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import RequestParams
 from pydantic import ConfigDict
 
+from asp_protocol.vocabulary import CALL_SITES
 from bridge import label
 from bridge.adapter_policy import Surface, surface_of
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION, tools
@@ -54,7 +55,6 @@ APPLY_REFUSAL = (
     "the host's native binding."
 )
 TOOL_NAMES = ("asp_ext_evaluate_changeset", "asp_ext_request_edit_plan")
-CALL_SITES = ("interactive", "gate", "sweep")
 
 
 class ForwardedParams(RequestParams):

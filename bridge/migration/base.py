@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from asp_protocol.wire import Frozen
 
 
-class Model(BaseModel):
-    """Base for the migration models: camelCase on the wire, immutable once built."""
-
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel
-    )
+class Model(Frozen):
+    """Base for the migration models: the project's frozen wire model (camelCase, closed)."""

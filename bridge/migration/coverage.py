@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from asp_protocol.vocabulary import CALL_SITES, LEGACY_ROLES
 from bridge.migration.base import Model
 from bridge.migration.legacy_names import NameMapping, map_names
 
 CoverageStatus = Literal["served", "served-degraded", "not-served", "unknown-legacy-name"]
-CALL_SITES: tuple[str, ...] = ("interactive", "gate", "sweep")
 UNHEALTHY_LIFECYCLE = frozenset(
     {"crashed", "timed-out", "incompatible", "malformed", "unavailable", "quarantined", "degraded"}
 )
@@ -134,7 +134,7 @@ class HostView:
 
     def legacy_roles(self) -> list[str]:
         roles = _obj(self.capabilities.get("legacyRoles"))
-        return [alias for alias in ("sense", "judge", "act") if roles.get(alias) is True]
+        return [alias for alias in LEGACY_ROLES if roles.get(alias) is True]
 
     def gates(self) -> Mapping[str, Any]:
         return _obj(self.status.get("gates"))

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from asp_protocol.vocabulary import CAPABILITY_FAMILIES, LEGACY_ROLE, CapabilityFamily, LegacyRole
 from bridge.migration.base import Model
 
-Family = Literal["inspect", "check", "edit"]
-LegacyAlias = Literal["sense", "judge", "act"]
 NameKind = Literal[
     "legacy-role",
     "legacy-method",
@@ -24,7 +23,6 @@ NameKind = Literal[
     "unknown",
 ]
 
-LEGACY_ALIAS: dict[str, LegacyAlias] = {"inspect": "sense", "check": "judge", "edit": "act"}
 OUTER_METHOD: dict[str, str] = {
     "inspect": "host/queryInspect",
     "check": "host/evaluateChangeset",
@@ -49,11 +47,11 @@ class NameMapping(Model):
     name: str
     known: bool
     kind: NameKind
-    family: Family | None = None
+    family: CapabilityFamily | None = None
     verb: str | None = None
     operation: str | None = None
     canonical: str | None = None
-    legacy_alias: LegacyAlias | None = None
+    legacy_alias: LegacyRole | None = None
     outer_method: str | None = None
     tool: str | None = None
     surfaces: tuple[str, ...] = ()
@@ -64,7 +62,7 @@ class NameMapping(Model):
 def _entry(
     name: str,
     kind: NameKind,
-    family: Family | None,
+    family: CapabilityFamily | None,
     verb: str | None = None,
     *,
     operation: str | None = None,
@@ -86,7 +84,7 @@ def _entry(
         verb=verb,
         operation=operation,
         canonical=canonical,
-        legacy_alias=LEGACY_ALIAS.get(family or ""),
+        legacy_alias=LEGACY_ROLE[family] if family else None,
         outer_method=outer_method,
         tool=tool,
         surfaces=surfaces,
@@ -160,9 +158,11 @@ def _methods() -> list[NameMapping]:
 
 
 # (surface, family, verb, operation, outer-method override, note)
-_Surface = tuple[str, Family | None, str | None, str | None, str | Literal["family"] | None, str]
+_Surface = tuple[
+    str, CapabilityFamily | None, str | None, str | None, str | Literal["family"] | None, str
+]
 
-_TOOL_SURFACES: dict[str, tuple[Family, str, tuple[_Surface, ...]]] = {
+_TOOL_SURFACES: dict[str, tuple[CapabilityFamily, str, tuple[_Surface, ...]]] = {
     "crg": (
         "inspect",
         "Legacy reference inspect (sense) graph tool.",
@@ -312,7 +312,7 @@ def _tools() -> list[NameMapping]:
 def _canonical() -> list[NameMapping]:
     out = [
         _entry(family, "canonical-family", family, note="Canonical capability family.")
-        for family in ("inspect", "check", "edit")
+        for family in CAPABILITY_FAMILIES
     ]
     out.append(_entry("check/evaluate", "canonical-method", "check", "evaluate"))
     out.append(_entry("edit/propose", "canonical-method", "edit", "propose"))
@@ -334,7 +334,7 @@ def _canonical() -> list[NameMapping]:
     return out
 
 
-_OUTER_ROWS: tuple[tuple[Family, str, str], ...] = (
+_OUTER_ROWS: tuple[tuple[CapabilityFamily, str, str], ...] = (
     ("inspect", "query", "host/queryInspect"),
     ("check", "evaluate", "host/evaluateChangeset"),
     ("edit", "propose", "host/requestEditPlan"),

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from asp_protocol.canonical import config_digest
 from asp_protocol.host_owned import find_host_owned_fields
-from asp_protocol.models import Assessment, DegradationReason
+from asp_protocol.models import Assessment
+from asp_protocol.vocabulary import DegradationReason
 
 STATUS_REASONS: dict[str, DegradationReason] = {
     "incomplete": "incomplete",

@@ -17,13 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from asp_protocol.models import CallSite, Decision
+from asp_protocol.vocabulary import DENY_REASONS, CallSite, Decision
 from reference_host.coverage import degradation
 
-DENY_REASONS: frozenset[str] = frozenset(
-    {"blocking-diagnostic", "direct-write-risk", "lattice-fast-path"}
-)
-HEALTH_REASONS: frozenset[str] = frozenset({"timed-out", "crashed", "fail-open-health"})
 Role = Literal["required", "optional"]
 
 

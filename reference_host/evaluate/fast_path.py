@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from asp_protocol.canonical import changeset_digest, request_digest
-from asp_protocol.models import CallSite
+from asp_protocol.vocabulary import CALL_SITES, CallSite
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.receipts import Clock, assurance_block, build_receipt
-from reference_host.trust.policy import CALL_SITES
 
 
 def fast_path_envelope(ctx: HostContext, method: str, params: Any) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from typing import Any
 
 from asp_protocol.changesets import parse_changeset
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.models import CallSite
-from reference_host.trust.policy import CALL_SITES
+from asp_protocol.vocabulary import CALL_SITES, CallSite
 
 METHOD = "host/evaluateChangeset"
 PARAM_KEYS = frozenset({"callSite", "changeset", "comparison", "timeoutMs", "basePolicyDigest"})

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from asp_protocol.jsonrpc import RequestContext
-from asp_protocol.models import DegradationReason, LifecycleState
+from asp_protocol.vocabulary import DegradationReason, LifecycleState
 from reference_host.candidate import Blobs
 from reference_host.context import HostContext
 from reference_host.coverage import degradation

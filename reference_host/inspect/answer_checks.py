@@ -8,17 +8,16 @@ coverage (`malformed` or `stale`), never passed through.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol.host_owned import find_host_owned_fields
+from asp_protocol.vocabulary import OUTER_BLOB_REF
 
 NODE_KINDS = frozenset({"file", "module", "class", "function", "type", "test"})
 EDGE_KINDS = frozenset(
     {"calls", "imports", "inherits", "implements", "contains", "tested-by", "depends-on"}
 )
-OUTER_BLOB = re.compile(r"^blob:sha256:[0-9a-f]+$")
 GRAPH_KEYS = frozenset({"nodes", "edges", "data", "validAsOf"})
 IMPACT_KEYS = frozenset(
     {"changedNodes", "impactedNodes", "impactedFiles", "edges", "truncated", "validAsOf"}
@@ -92,7 +91,7 @@ def check_inspect_result(
     ):
         return _bad("malformed", "validAsOf must be {rev, blobs}")
     blobs = valid["blobs"]
-    if not all(isinstance(b, str) and OUTER_BLOB.match(b) for b in blobs):
+    if not all(isinstance(b, str) and OUTER_BLOB_REF.match(b) for b in blobs):
         return _bad("malformed", "validAsOf.blobs must be sha256 blob ids")
     if valid["rev"] != rev:
         return _bad(

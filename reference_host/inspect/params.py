@@ -9,9 +9,9 @@ from pydantic import ValidationError
 
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.models import CallSite, ChangeSet
+from asp_protocol.models import ChangeSet
+from asp_protocol.vocabulary import CALL_SITES, CallSite
 from reference_host.sessions.inspect_session import INSPECT_VERBS
-from reference_host.trust.policy import CALL_SITES
 
 PARAM_KEYS = frozenset({"callSite", "request", "baseline", "timeoutMs"})
 REQUEST_KEYS = frozenset(

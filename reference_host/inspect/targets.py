@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import anyio
 
-from asp_protocol.models import CallSite, DegradationReason
+from asp_protocol.vocabulary import CallSite, DegradationReason
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.inspect.answer_checks import check_inspect_result

@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol.errors import AspError, ProtocolViolation
 from asp_protocol.jsonrpc import JsonRpcEndpoint
+from asp_protocol.vocabulary import BLOB_REF
 
-BLOB_REF = re.compile(r"^blob:[a-z0-9]+:[0-9a-f]+$")
 CALLBACK_TIMEOUT_S = 30.0
 
 

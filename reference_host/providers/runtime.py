@@ -24,6 +24,7 @@ from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.framing import stdio_byte_streams
 from asp_protocol.grants import ReadGrant
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from asp_protocol.vocabulary import CAPABILITY_FAMILIES
 from reference_host.providers import PROVIDER_VERSION, PUBLISHER
 from reference_host.providers.callbacks import HostCallbacks
 
@@ -130,7 +131,7 @@ class ProviderRuntime:
 
     def initialize_result(self) -> dict[str, Any]:
         """The `initialize` result (initialize.schema.json#/$defs/result)."""
-        families = [f for f in ("inspect", "check", "edit") if f in self.capabilities]
+        families = [f for f in CAPABILITY_FAMILIES if f in self.capabilities]
         return {
             "serverInfo": {
                 "name": self.provider_id,

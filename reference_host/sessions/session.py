@@ -19,12 +19,20 @@ from typing import Any, ClassVar, Literal
 
 import anyio
 from anyio.abc import Process, TaskGroup
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint
-from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
+from asp_protocol.vocabulary import (
+    HEALTH_REASONS,
+    CapabilityFamily,
+    Comparison,
+    DegradationReason,
+    LegacyRole,
+    LifecycleState,
+)
+from asp_protocol.wire import Closed, WireModel
 from reference_host import HOST_NAME, __version__
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.trust.grants import narrow_read
@@ -37,41 +45,37 @@ STDERR_LIMIT = 64 * 1024
 RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
 
 
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class _ServerInfo(BaseModel):
+class _ServerInfo(WireModel):
     name: str
     version: str
     fingerprint: str
 
 
-class _Permissions(_Closed):
+class _Permissions(Closed):
     read: list[str] | None = None
     write: bool | None = None
     network: bool | None = None
-    network_allowlist: list[dict[str, Any]] | None = Field(default=None, alias="networkAllowlist")
-    resource_limits: dict[str, int] | None = Field(default=None, alias="resourceLimits")
+    network_allowlist: list[dict[str, Any]] | None = None
+    resource_limits: dict[str, int] | None = None
 
 
-class InitializeResult(_Closed):
-    server_info: _ServerInfo = Field(alias="serverInfo")
-    capability_families: list[CapabilityFamily] = Field(min_length=1, alias="capabilityFamilies")
+class InitializeResult(Closed):
+    server_info: _ServerInfo
+    capability_families: list[CapabilityFamily] = Field(min_length=1)
     capabilities: dict[str, Any]
-    roles: list[Literal["sense", "judge", "act"]] | None = None
-    requested_permissions: _Permissions | None = Field(default=None, alias="requestedPermissions")
+    roles: list[LegacyRole] | None = None
+    requested_permissions: _Permissions | None = None
     provenance: dict[str, Any] | None = None
 
 
-class CheckCapability(_Closed):
-    capability_version: str = Field(min_length=1, alias="capabilityVersion")
-    diagnostic_sources: list[str] = Field(min_length=1, alias="diagnosticSources")
+class CheckCapability(Closed):
+    capability_version: str = Field(min_length=1)
+    diagnostic_sources: list[str] = Field(min_length=1)
     scopes: list[Literal["changeset", "workspace"]] = Field(min_length=1)
-    comparisons: list[Literal["introduced", "all", "resolved"]] = Field(min_length=1)
-    partial_results: bool = Field(alias="partialResults")
+    comparisons: list[Comparison] = Field(min_length=1)
+    partial_results: bool
     incremental: bool
-    unsupported_reporting: Literal["assessment-status"] = Field(alias="unsupportedReporting")
+    unsupported_reporting: Literal["assessment-status"]
     fixes: bool | None = None
 
 
@@ -93,7 +97,7 @@ class SessionFailure(Exception):
         self.state: LifecycleState = state
         self.detail = detail
         self.counts_toward_quarantine = counts
-        self.health = reason in ("timed-out", "crashed") if health is None else health
+        self.health = reason in HEALTH_REASONS if health is None else health
 
 
 class ProviderSession(CallbackServer):

@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
-from asp_protocol.models import CapabilityFamily, DegradationReason, LifecycleState
+from asp_protocol.vocabulary import CapabilityFamily, DegradationReason, LifecycleState
 from reference_host.sessions.inspect_session import InspectProviderSession
 from reference_host.sessions.session import ProviderSession, SessionFailure
 from reference_host.trust.manifests import InstalledProvider

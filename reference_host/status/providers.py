@@ -9,14 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from asp_protocol.models import CallSite, DegradationReason
+from asp_protocol.vocabulary import (
+    CALL_SITES,
+    CAPABILITY_FAMILIES,
+    CallSite,
+    CapabilityFamily,
+    DegradationReason,
+)
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.sessions.supervisor import ProviderRecord
-from reference_host.trust.policy import CALL_SITES, EffectivePolicy, PinnedProvider
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 
-FAMILIES = ("inspect", "check", "edit")
-SERVED = ("inspect", "check")  # families this host routes (edit is an unbuilt profile)
+SERVED: tuple[CapabilityFamily, ...] = (
+    "inspect",
+    "check",
+)  # families this host routes (edit is an unbuilt profile)
 
 
 @dataclass
@@ -169,7 +177,7 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
     )
     usable = server_state in ("ready", "installed", "degraded")
     states = {}
-    for family in FAMILIES:
+    for family in CAPABILITY_FAMILIES:
         advertised = family in capabilities
         served = advertised and family in SERVED
         states[family] = {

@@ -15,6 +15,7 @@ from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
 from asp_protocol.canonical import request_digest
+from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host import HOST_NAME, __version__
 from reference_host.context import HostContext
 from reference_host.receipts import Clock, assurance_block, build_receipt
@@ -25,7 +26,7 @@ from reference_host.status.providers import (
     server_status,
 )
 from reference_host.status.rollups import capability_coverage, gate_statuses
-from reference_host.trust.policy import CALL_SITES, EffectivePolicy
+from reference_host.trust.policy import EffectivePolicy
 from reference_host.workspace import WorkTreeState
 
 LOCAL_OVERRIDE = ".asp/local.json"
@@ -167,9 +168,7 @@ def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
         "sources": snap.servers,
         "coverage": _coverage(snap, degraded),
         "legacyRoles": {
-            "sense": capabilities["inspect"]["available"],
-            "judge": capabilities["check"]["available"],
-            "act": capabilities["edit"]["available"],
+            LEGACY_ROLE[family]: capabilities[family]["available"] for family in CAPABILITY_FAMILIES
         },
         "receipt": _status_receipt(
             ctx, snap, "capabilities", "host/capabilities", params, clock, degraded

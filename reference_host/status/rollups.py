@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
-from reference_host.status.providers import FAMILIES, SERVED, Enrollment, provider_degraded
-from reference_host.trust.policy import CALL_SITES, EffectivePolicy
-
-LEGACY = {"inspect": "sense", "check": "judge", "edit": "act"}
+from reference_host.status.providers import SERVED, Enrollment, provider_degraded
+from reference_host.trust.policy import EffectivePolicy
 
 
 def gate_statuses(
@@ -65,7 +64,7 @@ def capability_coverage(
     servers: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     coverage: dict[str, Any] = {}
-    for family in FAMILIES:
+    for family in CAPABILITY_FAMILIES:
         states, providers, degraded = [], [], []
         required_for: list[str] = []
         for entry in entries:
@@ -100,7 +99,7 @@ def capability_coverage(
             "requiredFor": required_for,
             "degraded": degraded,
             "capabilityStates": states,
-            "legacyAliases": [LEGACY[family]],
+            "legacyAliases": [LEGACY_ROLE[family]],
         }
     return coverage
 

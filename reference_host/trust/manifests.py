@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
-from asp_protocol.models import CapabilityFamily
+from asp_protocol.vocabulary import CapabilityFamily, LegacyRole
+from asp_protocol.wire import Frozen
 from reference_host.providers import (
     BUILTIN_PROVIDERS,
     LICENSE,
@@ -53,80 +54,76 @@ ManifestState = Literal[
 ]
 
 
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
-
-class ServerInfo(_Closed):
+class ServerInfo(Frozen):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
 
 
-class Entrypoint(_Closed):
+class Entrypoint(Frozen):
     transport: Literal["stdio"]
     bin: str = Field(min_length=1)
     args: list[str]
 
 
-class Checksum(_Closed):
+class Checksum(Frozen):
     path: str = Field(min_length=1)
     sha256: str = Field(pattern=r"^[a-fA-F0-9]{64}$")
 
 
-class Artifact(_Closed):
+class Artifact(Frozen):
     fingerprint: str = Field(min_length=1)
     checksums: list[Checksum] | None = None
 
 
-class Provenance(_Closed):
+class Provenance(Frozen):
     publisher: str = Field(min_length=1)
     source: str = Field(min_length=1)
     license: str = Field(min_length=1)
     signature: str | None = None
 
 
-class FilesystemAccess(_Closed):
+class FilesystemAccess(Frozen):
     read: list[str]
     write: list[str]
 
 
-class NetworkAccess(_Closed):
+class NetworkAccess(Frozen):
     outbound: bool
     allowlist: list[str]
 
 
-class SecretsAccess(_Closed):
+class SecretsAccess(Frozen):
     names: list[str]
 
 
-class EnvironmentAccess(_Closed):
+class EnvironmentAccess(Frozen):
     inherit: Literal[False]
     variables: list[str]
 
 
-class AccessExpectations(_Closed):
+class AccessExpectations(Frozen):
     filesystem: FilesystemAccess
     network: NetworkAccess
     secrets: SecretsAccess
     environment: EnvironmentAccess
-    data_classes: list[str] = Field(alias="dataClasses")
+    data_classes: list[str]
 
 
-class ServerManifest(_Closed):
+class ServerManifest(Frozen):
     """The closed `server-manifest` schema (`asp-server/1.0`)."""
 
     schema_: str | None = Field(default=None, alias="$schema")
-    manifest_version: Literal["asp-server/1.0"] = Field(alias="manifestVersion")
+    manifest_version: Literal["asp-server/1.0"]
     server: ServerInfo
-    protocol_versions: list[str] = Field(min_length=1, alias="protocolVersions")
-    roles: list[Literal["sense", "judge", "act"]] | None = None
+    protocol_versions: list[str] = Field(min_length=1)
+    roles: list[LegacyRole] | None = None
     capabilities: list[CapabilityFamily]
-    capability_profiles: list[str] | None = Field(default=None, alias="capabilityProfiles")
+    capability_profiles: list[str] | None = None
     entrypoint: Entrypoint
     artifact: Artifact
     provenance: Provenance
-    access_expectations: AccessExpectations = Field(alias="accessExpectations")
+    access_expectations: AccessExpectations
 
 
 @dataclass

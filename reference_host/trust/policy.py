@@ -11,12 +11,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from asp_protocol import ASP_PROTOCOL_VERSION
 from asp_protocol.canonical import digest, digest_bytes
-from asp_protocol.models import AssuranceMode, CallSite, CapabilityFamily
 from asp_protocol.policy_rules import policy_rules
+from asp_protocol.vocabulary import CALL_SITES, AssuranceMode, CallSite, CapabilityFamily
+from asp_protocol.wire import Frozen
 from reference_host.providers import PROVIDER_VERSION, PUBLISHER, PYTHON_CHECK, BuiltinProvider
 
 POLICY_PATH = ".asp/asp.json"
@@ -24,14 +25,9 @@ POLICY_DIR = ".asp/"
 DEFAULT_SOURCE = "built-in-default"
 DEFAULT_REQUIREMENT = "python-check"
 DEFAULT_BUDGETS_MS: dict[str, int] = {"interactive": 10000, "gate": 30000, "sweep": 300000}
-CALL_SITES: tuple[CallSite, ...] = ("interactive", "gate", "sweep")
 
 
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
-
-class PinnedProvider(_Closed):
+class PinnedProvider(Frozen):
     id: str = Field(min_length=1)
     version: str = Field(min_length=1)
     identity: str = Field(min_length=1)
@@ -40,66 +36,62 @@ class PinnedProvider(_Closed):
     package: str | None = None
 
 
-class RequirementAuthority(_Closed):
+class RequirementAuthority(Frozen):
     providers: list[PinnedProvider] = Field(min_length=1)
 
 
-class Requirement(_Closed):
+class Requirement(Frozen):
     id: str = Field(min_length=1)
     capabilities: list[CapabilityFamily] = Field(min_length=1)
     assurance: list[AssuranceMode] = Field(min_length=1)
     authority: RequirementAuthority
 
 
-class CallSiteGate(_Closed):
-    required_requirements: list[str] = Field(alias="requiredRequirements")
-    optional_requirements: list[str] = Field(alias="optionalRequirements")
+class CallSiteGate(Frozen):
+    required_requirements: list[str]
+    optional_requirements: list[str]
 
 
-class Gates(_Closed):
+class Gates(Frozen):
     interactive: CallSiteGate
     gate: CallSiteGate
     sweep: CallSiteGate
 
 
-class MissingHost(_Closed):
+class MissingHost(Frozen):
     interactive: Literal["warn-open", "fail-closed"]
     gate: Literal["fail-closed"]
     sweep: Literal["warn-open", "fail-closed"]
 
 
-class PolicyBlock(_Closed):
-    authority_model: Literal["explicit-pinned-provider"] = Field(alias="authorityModel")
-    policy_change_activation: Literal["base-policy-two-phase"] = Field(
-        alias="policyChangeActivation"
-    )
-    candidate_policy_authority: Literal["trusted-base-or-organization-floor"] = Field(
-        alias="candidatePolicyAuthority"
-    )
-    missing_host: MissingHost = Field(alias="missingHost")
+class PolicyBlock(Frozen):
+    authority_model: Literal["explicit-pinned-provider"]
+    policy_change_activation: Literal["base-policy-two-phase"]
+    candidate_policy_authority: Literal["trusted-base-or-organization-floor"]
+    missing_host: MissingHost
 
 
-class Budgets(_Closed):
-    interactive_ms: int | None = Field(default=None, ge=1, alias="interactiveMs")
-    gate_ms: int | None = Field(default=None, ge=1, alias="gateMs")
-    sweep_ms: int | None = Field(default=None, ge=1, alias="sweepMs")
+class Budgets(Frozen):
+    interactive_ms: int | None = Field(default=None, ge=1)
+    gate_ms: int | None = Field(default=None, ge=1)
+    sweep_ms: int | None = Field(default=None, ge=1)
 
 
-class AdapterPolicy(_Closed):
+class AdapterPolicy(Frozen):
     enabled: bool
     mode: Literal["inspect-status-only", "full-outer-seam", "mcp-extension-candidate"] | None = None
 
 
-class Adapters(_Closed):
+class Adapters(Frozen):
     mcp: AdapterPolicy | None = None
     acp: AdapterPolicy | None = None
 
 
-class AspConfig(_Closed):
+class AspConfig(Frozen):
     """The closed `asp-config` schema: no host selection, commands, scripts or launch data."""
 
     schema_: str | None = Field(default=None, alias="$schema")
-    asp_version: str = Field(alias="aspVersion", pattern=r"^asp/[0-9]+\.[0-9]+")
+    asp_version: str = Field(pattern=r"^asp/[0-9]+\.[0-9]+")
     requirements: list[Requirement] = Field(min_length=1)
     gates: Gates
     policy: PolicyBlock

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from asp_protocol.vocabulary import CALL_SITES
 from bridge.summaries import authority_summary, capabilities_summary, status_summary
 from tests.support.definitions import load_json
 
@@ -19,7 +20,7 @@ def test_status_summary_names_state_policy_gates_and_providers() -> None:
         f"{result['host']['name']} {result['host']['version']}: {result['host']['state']}" in text
     )
     assert result["policy"]["policyDigest"] in text
-    for site in ("interactive", "gate", "sweep"):
+    for site in CALL_SITES:
         assert f"- {site}: " in text
     for server in result["servers"]:
         assert f"- {server['id']} [" in text

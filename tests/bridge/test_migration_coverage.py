@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from asp_protocol.vocabulary import CAPABILITY_FAMILIES
 from bridge.migration.coverage import MAX_HOST_STRING, coverage_map
 from tests.support.definitions import assert_valid, load_json
 
@@ -31,7 +32,7 @@ def _state(
 
 def _with_states(result: dict[str, Any], check_state: dict[str, Any]) -> dict[str, Any]:
     """The example plus the `capabilityStates` its schema requires (the official example omits them)."""
-    for family in ("inspect", "check", "edit"):
+    for family in CAPABILITY_FAMILIES:
         result["capabilities"][family]["capabilityStates"] = (
             [check_state] if family == "check" else []
         )
@@ -45,7 +46,7 @@ def _with_states(result: dict[str, Any], check_state: dict[str, Any]) -> dict[st
                 "lifecycleState": check_state["lifecycleState"],
                 "degraded": [],
             }
-            for family in ("inspect", "check", "edit")
+            for family in CAPABILITY_FAMILIES
         }
     return result
 
@@ -193,7 +194,7 @@ def test_verb_level_rows_say_they_are_family_answers() -> None:
 
 def test_legacy_roles_projection_counts_as_advertised() -> None:
     caps = _result("capabilities.check-only.json")
-    for family in ("inspect", "check", "edit"):
+    for family in CAPABILITY_FAMILIES:
         caps["capabilities"][family].pop("legacyAliases")
     item = coverage_map(["judge"], capabilities=caps, status=None)[0]
     assert item.legacy_aliases_advertised == ("judge",)

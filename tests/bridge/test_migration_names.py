@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from asp_protocol.vocabulary import LEGACY_ROLE
 from bridge.migration.legacy_names import (
     CANONICAL_NAMES,
     LEGACY_NAMES,
@@ -72,7 +73,6 @@ PROTOCOL_LEGACY = [
     ("rox", "legacy-tool", "check", None, "check", "host/evaluateChangeset"),
     ("cix", "legacy-tool", "edit", None, "edit", "host/requestEditPlan"),
 ]
-LEGACY_ALIAS = {"inspect": "sense", "check": "judge", "edit": "act"}
 
 
 @pytest.mark.parametrize(("name", "kind", "family", "verb", "canonical", "outer"), PROTOCOL_LEGACY)
@@ -88,7 +88,7 @@ def test_protocol_legacy_name_maps(
         canonical,
         outer,
     )
-    assert m.legacy_alias == LEGACY_ALIAS[family]
+    assert m.legacy_alias == LEGACY_ROLE[family]
     assert m.note  # every entry says why it maps the way it does
 
 

@@ -31,6 +31,7 @@ from asp_protocol.errors import AspError, RequestTimeout
 from asp_protocol.framing import LineReader, encode_message
 from asp_protocol.host_owned import HOST_OWNED_FIELDS, find_host_owned_fields
 from asp_protocol.jsonrpc import RequestContext
+from asp_protocol.vocabulary import CALL_SITES
 from reference_host.coverage import degradation
 from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
 from reference_host.evaluate.decision import ProviderRun, decide
@@ -626,7 +627,7 @@ async def test_core_server_timeout() -> None:
         "fake-check", "core-check", "required", completed=True, authorized=True, authority={}
     )
     assert decide("gate", ["core-check"], [completed], []).decision == "allow"
-    for call_site in ("interactive", "gate", "sweep"):
+    for call_site in CALL_SITES:
         outcome = decide(call_site, ["core-check"], [timed_out], [])  # type: ignore[arg-type]
         assert outcome.decision == "indeterminate", call_site
         assert outcome.coverage["ran"] == [] and outcome.coverage["exhaustive"] is False

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import changeset_digest, config_digest
+from asp_protocol.vocabulary import CALL_SITES
 from reference_host.coverage import degradation
 from reference_host.evaluate.assessment_checks import validate_assessment
 from reference_host.evaluate.decision import ProviderRun, decide
@@ -34,7 +35,7 @@ def test_default_policy_is_valid_and_pins_the_builtin_provider() -> None:
     assert_valid(document, "asp-config.schema.json")
     policy = parse_policy(None)
     assert policy.activation == "active" and policy.source == "built-in-default"
-    for site in ("interactive", "gate", "sweep"):
+    for site in CALL_SITES:
         assert policy.required_ids(site) == ["python-check"]  # type: ignore[arg-type]
     assert policy.budget_ms("interactive") == 10000 and policy.budget_ms("sweep") == 300000
 

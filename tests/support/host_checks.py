@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 from asp_protocol.canonical import canonical_json, changeset_digest, request_digest
+from asp_protocol.vocabulary import DENY_REASONS
+from asp_protocol.vocabulary import HEALTH_REASONS as PROVIDER_HEALTH_REASONS
 from tests.support.definitions import assert_valid, definition_dir
 from tests.support.host_scenarios import REQ
 
@@ -20,8 +22,8 @@ CAPABILITIES_REF = "outer-host.schema.json#/$defs/capabilitiesResult"
 AUTHORITY_REF = "outer-host.schema.json#/$defs/authorityStatusResult"
 ASSESSMENT_REF = "check-assessment.schema.json"
 
-DENY_REASONS = frozenset({"blocking-diagnostic", "direct-write-risk", "lattice-fast-path"})
-HEALTH_REASONS = frozenset({"timed-out", "crashed", "error", "unavailable", "fail-open"})
+# A health failure may be reported as the failure itself or as what it led to.
+HEALTH_REASONS = PROVIDER_HEALTH_REASONS | {"error", "unavailable", "fail-open"}
 OVERCLAIMED_MODES = frozenset({"mediated-write", "isolated"})
 
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from asp_protocol.canonical import digest_bytes
 from asp_protocol.policy_rules import policy_rules
+from asp_protocol.vocabulary import CALL_SITES
 from tests.support.definitions import assert_valid, definition_dir
 from tests.support.gitrepo import make_repo
 
-CALL_SITES = ("interactive", "gate", "sweep")
 FAKE_MODULE = "reference_host.providers.fake"
 FAKE_VERSION = "1.0.0"
 PUBLISHER = "asp-conformance-tests"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from asp_protocol.policy_rules import policy_rules
+from asp_protocol.vocabulary import CALL_SITES, CallSite
 
-CallSite = Literal["interactive", "gate", "sweep"]
 ChangesetMode = Literal["working", "stale"]
 Action = Literal["call", "cancel", "fast-path", "edit-plan", "apply"]
 
@@ -78,7 +78,7 @@ class RequirementSpec:
     provider: str
     assurance: tuple[str, ...] = ("advisory", "gated")
     pin_version: str | None = None  # None: pin the manifest's version (authority granted)
-    call_sites: tuple[CallSite, ...] = ("interactive", "gate", "sweep")
+    call_sites: tuple[CallSite, ...] = CALL_SITES
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def build_policy(case: Case) -> dict[str, Any] | None:
             "requiredRequirements": [r.id for r in case.requirements if site in r.call_sites],
             "optionalRequirements": [],
         }
-        for site in ("interactive", "gate", "sweep")
+        for site in CALL_SITES
     }
     policy: dict[str, Any] = {
         "aspVersion": "asp/1.0",
