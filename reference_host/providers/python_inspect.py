@@ -11,12 +11,14 @@ sets `truncated` (`data.truncated` for graph results, whose envelope has no such
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections import OrderedDict
 from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from asp_protocol.canonical import canonical_json
 from asp_protocol.errors import (
@@ -27,15 +29,15 @@ from asp_protocol.errors import (
     RequestTimeout,
 )
 from reference_host.providers import PYTHON_INSPECT
+from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.pyindex import (
     ChangedFile,
     InspectEngine,
-    PythonIndex,
     python_tree,
     queries,
 )
+from reference_host.providers.pyindex.build import READ_BATCH, Builds, Prepared, read_facts
 from reference_host.providers.pyindex.engine import BlobMismatch
-from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.params import VERBS, InspectRequest, parse_request
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
@@ -47,54 +49,57 @@ EDGE_KINDS = ["calls", "imports", "inherits", "contains", "tested-by", "depends-
 INSPECT_CAPABILITY: dict[str, Any] = {
     "verbs": list(VERBS),
     "scopes": ["changeset", "workspace"],
-    "partialResults": False,
+    "partialResults": True,
     "graph": {"nodeKinds": NODE_KINDS, "edgeKinds": EDGE_KINDS},
 }
-READ_BATCH = 256
 MAX_CACHED_TREES = 8
-
-
-class Prepared:
-    """The index a request is answered from, and what could not be read into it."""
-
-    def __init__(
-        self, index: PythonIndex, tree: dict[str, str], unreadable: list[str], truncated: bool
-    ) -> None:
-        self.index = index
-        self.tree = tree
-        self.unreadable = unreadable
-        self.tree_truncated = truncated
-
-    @property
-    def incomplete(self) -> bool:
-        return bool(self.unreadable) or self.tree_truncated
-
-    def blobs(self, paths: set[str]) -> list[str]:
-        return sorted({self.tree[p] for p in paths if p in self.tree})
+DEFAULT_WAIT_S = 3.0
+BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
 class PythonInspectProvider(ProviderRuntime):
-    """The runtime plus the engine; one lock keeps the caches consistent across concurrent requests."""
+    """The runtime plus the engine and its background builds; one lock keeps answering consistent."""
 
-    def __init__(self, engine: InspectEngine | None = None) -> None:
+    def __init__(
+        self,
+        engine: InspectEngine | None = None,
+        *,
+        wait: float = DEFAULT_WAIT_S,
+        hold_requests: int = 0,
+        read_batch: int = READ_BATCH,
+    ) -> None:
         super().__init__(
             provider_id=PYTHON_INSPECT.id,
             fingerprint=PYTHON_INSPECT.fingerprint(),
             capabilities={"inspect": INSPECT_CAPABILITY},
         )
         self.engine = engine or InspectEngine()
+        self.builds = Builds(
+            self.engine, wait=wait, hold_requests=hold_requests, read_batch=read_batch
+        )
         self._trees: OrderedDict[str, tuple[dict[str, str], bool]] = OrderedDict()
         self._lock = anyio.Lock()
         for verb in VERBS:
             for prefix in ("sense/", "inspect/"):
                 self.capability(prefix + verb, self._handler(verb))
 
+    async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
+        """Serve the session with a task group of its own, where index builds outlive requests."""
+        async with anyio.create_task_group() as tg:
+            self.builds.attach(tg, self._session_callbacks)
+            code = await super().serve(receive, send)
+            tg.cancel_scope.cancel()
+        return code
+
+    def _session_callbacks(self) -> HostCallbacks:
+        assert self.endpoint is not None
+        return HostCallbacks(self.endpoint, timeout=BUILD_CALLBACK_TIMEOUT_S)
+
     def _handler(self, verb: str) -> Any:
         async def handle(call: Call) -> dict[str, Any]:
             request = parse_request(verb, call.params)
             try:
-                async with self._lock:
-                    return await self._answer(request, call)
+                return await self._answer(request, call)
             except (ProtocolViolation, BlobMismatch) as exc:
                 raise AspError(
                     ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
@@ -112,12 +117,12 @@ class PythonInspectProvider(ProviderRuntime):
     # -- content ----------------------------------------------------------------------------
     async def _tree(
         self, call: Call, baseline: dict[str, Any], override: bool
-    ) -> tuple[dict[str, str], bool]:
+    ) -> tuple[str, dict[str, str], bool]:
         key = canonical_json({k: v for k, v in baseline.items() if k != "stampedAt"})
         cached = self._trees.get(key)
         if cached is not None:
             self._trees.move_to_end(key)
-            return cached
+            return key, *cached
         try:
             listing = await call.callbacks.list_tree(
                 globs=["**/*.py"], baseline=baseline if override else None
@@ -134,27 +139,7 @@ class PythonInspectProvider(ProviderRuntime):
         self._trees[key] = result
         while len(self._trees) > MAX_CACHED_TREES:
             self._trees.popitem(last=False)
-        return result
-
-    async def _read(self, call: Call, blobs: list[str]) -> dict[str, ModuleFacts]:
-        """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent."""
-        out: dict[str, ModuleFacts] = {}
-        wanted = []
-        for blob in dict.fromkeys(blobs):
-            facts = self.engine.facts(blob)
-            if facts is not None:
-                out[blob] = facts
-            else:
-                wanted.append(blob)
-        for start in range(0, len(wanted), READ_BATCH):
-            served, refused = await call.callbacks.read_each(wanted[start : start + READ_BATCH])
-            if refused:
-                log.info("host refused %d blob(s)", len(refused))
-            parsed = await anyio.to_thread.run_sync(
-                lambda s=served: {b: self.engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
-            )
-            out.update(parsed)
-        return out
+        return key, *result
 
     async def _prepare(
         self, call: Call, request: InspectRequest
@@ -162,12 +147,13 @@ class PythonInspectProvider(ProviderRuntime):
         baseline = request.baseline or call.session.baseline
         if not isinstance(baseline, dict) or not isinstance(baseline.get("rev"), str):
             raise AspError(ErrorCode.HEALTH_NOT_READY, "no-session-baseline", retryable=True)
-        tree, truncated = await self._tree(call, baseline, request.baseline is not None)
-        facts = await self._read(call, list(tree.values()))
-        readable = {p: b for p, b in tree.items() if b in facts}
-        unreadable = sorted(set(tree) - set(readable))
-        index = await anyio.to_thread.run_sync(self.engine.index, readable)
-        return Prepared(index, readable, unreadable, truncated), baseline
+        key, tree, truncated = await self._tree(call, baseline, request.baseline is not None)
+
+        async def report(percentage: int, message: str) -> None:
+            await call.progress(percentage=percentage, message=message)
+
+        prepared = await self.builds.prepared(key, tree, truncated, report)
+        return prepared, baseline
 
     # -- verbs ------------------------------------------------------------------------------
     async def _answer(self, request: InspectRequest, call: Call) -> dict[str, Any]:
@@ -205,7 +191,8 @@ class PythonInspectProvider(ProviderRuntime):
             for k in ("before", "after")
             if k in c and c["path"].endswith(".py")
         ]
-        facts = await self._read(call, blobs)
+        async with self._lock:
+            facts = await read_facts(self.engine, call.callbacks, blobs)
         changed = [
             ChangedFile(
                 path=c["path"],
@@ -229,8 +216,28 @@ class PythonInspectProvider(ProviderRuntime):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serve one inspect session on stdin/stdout (argv is accepted for symmetry and ignored)."""
-    return run_stdio(PythonInspectProvider())
+    """Serve one inspect session on stdin/stdout; the options are settings of the trusted manifest."""
+    parser = argparse.ArgumentParser(prog="asp-python-inspect")
+    parser.add_argument(
+        "--index-wait-ms",
+        type=int,
+        default=int(DEFAULT_WAIT_S * 1000),
+        help="how long a query waits for a running index build before answering 'indexing'",
+    )
+    parser.add_argument(
+        "--hold-build-requests",
+        type=int,
+        default=0,
+        help="test only: the build starts after this many queries asked for it",
+    )
+    parser.add_argument("--read-batch", type=int, default=READ_BATCH, help="blobs per readBlob")
+    args = parser.parse_args(argv)
+    provider = PythonInspectProvider(
+        wait=max(0, args.index_wait_ms) / 1000,
+        hold_requests=args.hold_build_requests,
+        read_batch=max(1, min(READ_BATCH, args.read_batch)),
+    )
+    return run_stdio(provider)
 
 
 if __name__ == "__main__":

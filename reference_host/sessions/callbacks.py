@@ -47,15 +47,22 @@ def _encode(data: bytes) -> dict[str, str]:
 
 
 class CallbackServer:
-    """The callback handlers of `ProviderSession`; `scope` is set only while a request runs."""
+    """The callback handlers of `ProviderSession`; `scope` is set only while a request runs.
+
+    `standing` is the baseline-only scope an inspect session keeps between requests, so that an
+    index build the provider started for a request may finish after that request ended: it
+    serves the blobs of the last baseline the session was asked about (never a changeset's),
+    inside the same read grant and with its own callback budget.
+    """
 
     id: str
     grant: list[str]
     scope: EvaluationScope | None
+    standing: EvaluationScope | None = None
     served_ever: set[str]
 
     def _scope_for_callback(self) -> EvaluationScope:
-        scope = self.scope
+        scope = self.scope or self.standing
         if scope is None:
             raise AspError(ErrorCode.SCOPE_DENIED, "no evaluation in progress for this session")
         scope.callbacks += 1

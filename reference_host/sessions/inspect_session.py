@@ -7,12 +7,16 @@ family="inspect")` launches this class.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from asp_protocol.vocabulary import CapabilityFamily
+from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
 
 INSPECT_VERBS = ("symbols", "references", "callers", "callees", "impact")
+INDEXING = "indexing"
+MAX_PROGRESS_TEXT = 200
 
 
 class InspectProviderSession(ProviderSession):
@@ -20,6 +24,32 @@ class InspectProviderSession(ProviderSession):
 
     family: ClassVar[CapabilityFamily] = "inspect"
     inspect: dict[str, Any] | None = None
+    indexing: str | None = None  # the provider's last "indexing" progress during this request
+
+    async def scoped_request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        scope: EvaluationScope,
+        timeout: float,
+        on_progress: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> Any:
+        """The base request, plus: the baseline part of *scope* stays readable after it ends (the
+        provider's index build may outlive the request), and "indexing" progress is remembered so
+        a deadline hit while indexing is not taken for a hung provider."""
+        self.standing = EvaluationScope(
+            baseline=scope.baseline, index=scope.index, referenced={}, load=scope.load
+        )
+        self.indexing = None
+
+        async def progress(value: Any) -> None:
+            message = value.get("message") if isinstance(value, dict) else None
+            if isinstance(message, str) and message.startswith(INDEXING):
+                self.indexing = message[:MAX_PROGRESS_TEXT]
+            if on_progress is not None:
+                await on_progress(value)
+
+        return await super().scoped_request(method, params, scope, timeout, progress)
 
     def _accept_capability(self, init: InitializeResult) -> None:
         caps = init.capabilities

@@ -202,6 +202,17 @@ class Supervisor:
         try:
             raw = await send()
         except RequestTimeout as exc:
+            indexing = getattr(session, "indexing", None)
+            if indexing:
+                # the provider said it is building its index: slow, not hung; the build goes on
+                raise SessionFailure(
+                    "timed-out",
+                    session.state,
+                    f"{method} exceeded the call-site budget while the provider was "
+                    f"{indexing} (not counted toward quarantine; retry once it is built)",
+                    counts=False,
+                    health=False,
+                ) from exc
             await session.kill()
             self.failed(
                 record,
@@ -220,6 +231,15 @@ class Supervisor:
             raise SessionFailure("crashed", "crashed", detail, counts=True) from exc
         except AspError as exc:
             cancelled = exc.code == ErrorCode.CANCELLED.code
+            if exc.message == "indexing" and exc.fail_class == "health":
+                # a typed "not built yet" answer: degraded as incomplete, never a health failure
+                raise SessionFailure(
+                    "incomplete",
+                    session.state,
+                    f"provider is {str(exc.detail or 'indexing')[:200]}; retry once it is built",
+                    counts=False,
+                    health=False,
+                ) from exc
             detail = f"{method} failed: code {exc.code}, failClass {exc.fail_class}"
             if quote_error:
                 detail += f": {exc.message[:200]}"

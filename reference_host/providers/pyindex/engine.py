@@ -7,6 +7,7 @@ The engine never reads anything itself: the caller supplies bytes for the blobs 
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -44,6 +45,7 @@ class InspectEngine:
         self._facts: OrderedDict[str, ModuleFacts] = OrderedDict()
         self._indexes: OrderedDict[str, PythonIndex] = OrderedDict()
         self.stats: dict[str, int] = {"parsed": 0, "indexBuilds": 0, "indexHits": 0}
+        self._mutex = threading.Lock()  # a background build and a request may parse at once
 
     def missing(self, tree: Mapping[str, str]) -> list[str]:
         """Blob ids of *tree* whose facts are not cached yet (each listed once)."""
@@ -52,6 +54,10 @@ class InspectEngine:
 
     def add_blob(self, blob: str, data: bytes) -> ModuleFacts:
         """Parse *data* as the content of *blob*, after checking that it hashes to that id."""
+        with self._mutex:
+            return self._add_blob(blob, data)
+
+    def _add_blob(self, blob: str, data: bytes) -> ModuleFacts:
         cached = self._facts.get(blob)
         if cached is not None:
             return cached
@@ -74,6 +80,10 @@ class InspectEngine:
 
     def index(self, tree: Mapping[str, str]) -> PythonIndex:
         """The index of *tree*; every blob must have been added (see `missing`)."""
+        with self._mutex:
+            return self._index(tree)
+
+    def _index(self, tree: Mapping[str, str]) -> PythonIndex:
         key = digest(sorted(tree.items()))
         cached = self._indexes.get(key)
         if cached is not None:

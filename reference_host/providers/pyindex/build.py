@@ -1,0 +1,208 @@
+"""Background index builds of the inspect provider, one per tree, not bound to any request.
+
+A request that finds no finished index for its tree starts (or joins) the build and waits for it
+only a short grace (`wait`); a build still running then makes the request answer at once with a
+typed "indexing" refusal that says how far it got, while the build goes on in the provider's own
+task group. The build reads through a session-level callback client, which the host serves from the
+session's standing baseline scope (README, inspect section), so a request timing out does not stop it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, ProtocolViolation
+from asp_protocol.errors import RequestTimeout as _RequestTimeout
+from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.pyindex.engine import BlobMismatch, InspectEngine
+from reference_host.providers.pyindex.facts import ModuleFacts
+from reference_host.providers.pyindex.index import PythonIndex
+
+log = logging.getLogger("asp.python-inspect.build")
+
+READ_BATCH = 256
+MAX_BUILDS = 4
+INDEXING = "indexing"
+
+
+class Prepared:
+    """The index a request is answered from, and what could not be read into it."""
+
+    def __init__(
+        self, index: PythonIndex, tree: dict[str, str], unreadable: list[str], truncated: bool
+    ) -> None:
+        self.index = index
+        self.tree = tree
+        self.unreadable = unreadable
+        self.tree_truncated = truncated
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.unreadable) or self.tree_truncated
+
+    def blobs(self, paths: set[str]) -> list[str]:
+        return sorted({self.tree[p] for p in paths if p in self.tree})
+
+
+class Build:
+    """One tree's build: progress counters, then the prepared index or the error that stopped it."""
+
+    def __init__(self, tree: dict[str, str], truncated: bool) -> None:
+        self.tree = tree
+        self.truncated = truncated
+        self.total = len(set(tree.values()))
+        self.parsed = 0
+        self.done = anyio.Event()
+        self.prepared: Prepared | None = None
+        self.error: AspError | None = None
+
+    def progress(self) -> tuple[int, str]:
+        """(percentage, message) for `$/progress` and for the "indexing" refusal's detail."""
+        percentage = 100 * self.parsed // self.total if self.total else 100
+        stage = "resolving names" if self.parsed >= self.total else "parsing"
+        return percentage, (
+            f"{INDEXING}: {self.parsed} of {self.total} Python files parsed ({percentage}%, {stage})"
+        )
+
+
+class Builds:
+    """The provider's builds by tree key; a finished one is reused until evicted (LRU, bounded)."""
+
+    def __init__(
+        self,
+        engine: InspectEngine,
+        *,
+        wait: float,
+        hold_requests: int = 0,
+        read_batch: int = READ_BATCH,
+    ) -> None:
+        self.engine = engine
+        self.wait = wait
+        self.read_batch = read_batch
+        self._builds: OrderedDict[str, Build] = OrderedDict()
+        self._tg: TaskGroup | None = None
+        self._callbacks: Callable[[], HostCallbacks] | None = None
+        # test-only: the build stays at 0 files until this many requests have asked for it
+        self._hold_requests = hold_requests
+        self._asked = 0
+        self._released = anyio.Event()
+        if hold_requests <= 0:
+            self._released.set()
+
+    def attach(self, tg: TaskGroup, callbacks: Callable[[], HostCallbacks]) -> None:
+        self._tg = tg
+        self._callbacks = callbacks
+
+    def finished(self, key: str) -> Prepared | None:
+        build = self._builds.get(key)
+        if build is not None and build.prepared is not None:
+            self._builds.move_to_end(key)
+            return build.prepared
+        return None
+
+    async def prepared(
+        self,
+        key: str,
+        tree: dict[str, str],
+        truncated: bool,
+        report: Callable[[int, str], Any],
+    ) -> Prepared:
+        """The finished index of *tree*, waiting at most `wait` seconds for a running build; raises
+        the retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
+        build = self._builds.get(key)
+        if build is None or (build.done.is_set() and build.prepared is None):
+            build = Build(tree, truncated)
+            self._builds[key] = build
+            while len(self._builds) > MAX_BUILDS:
+                self._builds.popitem(last=False)
+            assert self._tg is not None, "builds not attached to the provider's task group"
+            self._tg.start_soon(self._run, build)
+        self._builds.move_to_end(key)
+        if not build.done.is_set():
+            self._asked += 1
+            if self._asked >= self._hold_requests:
+                self._released.set()
+            await report(*build.progress())
+            with anyio.move_on_after(self.wait):
+                while not build.done.is_set():
+                    with anyio.move_on_after(0.5):
+                        await build.done.wait()
+                    if not build.done.is_set():
+                        await report(*build.progress())
+        if build.prepared is not None:
+            return build.prepared
+        if build.error is not None:
+            raise build.error
+        raise AspError(
+            ErrorCode.HEALTH_NOT_READY, INDEXING, retryable=True, detail=build.progress()[1]
+        )
+
+    async def _run(self, build: Build) -> None:
+        try:
+            await self._released.wait()
+            build.prepared = await self._build(build)
+        except (ProtocolViolation, BlobMismatch) as exc:
+            build.error = AspError(
+                ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
+            )
+        except (_RequestTimeout, ConnectionClosed) as exc:
+            build.error = AspError(
+                ErrorCode.HEALTH_NOT_READY,
+                "host-callback-failed",
+                retryable=True,
+                detail=str(exc)[:300],
+            )
+        except AspError as exc:
+            build.error = exc
+        finally:
+            build.done.set()
+
+    async def _build(self, build: Build) -> Prepared:
+        assert self._callbacks is not None
+        callbacks = self._callbacks()
+        facts = await read_facts(
+            self.engine, callbacks, list(build.tree.values()), build, self.read_batch
+        )
+        readable = {p: b for p, b in build.tree.items() if b in facts}
+        unreadable = sorted(set(build.tree) - set(readable))
+        build.parsed = build.total
+        index = await anyio.to_thread.run_sync(self.engine.index, readable)
+        log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
+        return Prepared(index, readable, unreadable, build.truncated)
+
+
+async def read_facts(
+    engine: InspectEngine,
+    callbacks: HostCallbacks,
+    blobs: list[str],
+    build: Build | None = None,
+    batch: int = READ_BATCH,
+) -> dict[str, ModuleFacts]:
+    """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent."""
+    out: dict[str, ModuleFacts] = {}
+    wanted = []
+    for blob in dict.fromkeys(blobs):
+        facts = engine.facts(blob)
+        if facts is not None:
+            out[blob] = facts
+        else:
+            wanted.append(blob)
+    if build is not None:
+        build.parsed = len(out)
+    for start in range(0, len(wanted), batch):
+        served, refused = await callbacks.read_each(wanted[start : start + batch])
+        if refused:
+            log.info("host refused %d blob(s)", len(refused))
+        parsed = await anyio.to_thread.run_sync(
+            lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
+        )
+        out.update(parsed)
+        if build is not None:
+            build.parsed = min(build.total, build.parsed + len(served) + len(refused))
+    return out
