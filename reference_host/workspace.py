@@ -1,32 +1,38 @@
 """The workspace as the host sees it: baselines, blob ids and blob bytes, read through git plumbing.
 
-The host is the sole issuer of baselines (DESIGN §3). It only ever *reads* the work tree: git runs
-with `GIT_OPTIONAL_LOCKS=0` so `git status` never rewrites the index, and nothing here opens a
-workspace file for writing.
+The host is the sole issuer of baselines (docs/workspace-git.md). It only ever *reads* the work
+tree, and every git call goes through `reference_host.git.GitRunner`, which never lets the
+repository start a program. Three modes, decided by asking git, never guessed:
+
+- `git`: a usable work tree; baselines are `git:tree:<id>` (+ `dirty`).
+- `plain`: no repository at or above the root (and no `.git` anywhere on the way); baselines are
+  `tree:<digest>` and there is no "change against HEAD".
+- `unusable`: there is a repository but git will not or cannot read it (dubious ownership, a
+  corrupt or bare repository, git missing from PATH, ...). `WorkTreeState.unusable` carries git's
+  own reason; status reports it and no evaluation may allow. The host never sets
+  `safe.directory`.
+
+Work-tree files are hashed streaming (`workfiles.py`); bytes above the blob cap are never loaded.
+A path whose name cannot travel in a ChangeSet (not UTF-8, or a name `validate_path` refuses) is
+kept out of the snapshot and listed in `WorkTreeState.uncarried` with the reason.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest
+from reference_host.git import GitResult, GitRunner, GitUnusable
+from reference_host.gitblobs import EMPTY_TREE, BlobReader
+from reference_host.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
-_BYTE_CACHE_LIMIT = 64 * 1024 * 1024
+UNUSABLE_REV = "unavailable:git"
 #: Uploaded candidate blobs kept in memory; past this the oldest uploads are forgotten.
 UPLOAD_BYTES_LIMIT = 256 * 1024 * 1024
-
-
-def git_blob_sha1(data: bytes) -> str:
-    """Git's object id of a blob with these bytes (to compare the work tree with HEAD cheaply)."""
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -37,12 +43,18 @@ class WorkTreeState:
     rev: str
     head_sha1: dict[str, str]  # path -> HEAD git sha1, for differing paths present in HEAD
     differing: dict[str, str | None]  # path -> work-tree blob id, None when deleted
+    unusable: str | None = None  # git's reason when there is a repository git cannot use
+    uncarried: dict[str, str] = field(default_factory=dict)  # shown path -> reason
+    too_large: dict[str, int] = field(default_factory=dict)  # differing path -> size over the cap
+    vcs: bool = True  # False outside version control (plain directory)
 
     @property
     def dirty(self) -> str | None:
-        if not self.differing:
+        if not self.differing and not self.uncarried:
             return None
-        return digest(sorted([path, blob] for path, blob in self.differing.items()))
+        pairs: list[list[str | None]] = [[path, blob] for path, blob in self.differing.items()]
+        pairs.extend([f"uncarried:{path}", None] for path in self.uncarried)
+        return digest(sorted(pairs, key=lambda pair: str(pair[0])))
 
     def baseline(self) -> dict[str, str]:
         result = {"rev": self.rev}
@@ -51,158 +63,130 @@ class WorkTreeState:
         return result
 
 
-@dataclass
-class _Caches:
-    commit_tree: dict[str, str] = field(default_factory=dict)
-    tree_entries: OrderedDict[str, dict[str, tuple[str, str]]] = field(default_factory=OrderedDict)
-    sha1_to_blob: dict[str, str] = field(default_factory=dict)
-    blob_to_sha1: dict[str, str] = field(default_factory=dict)
-    bytes_by_sha1: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
-    byte_total: int = 0
+def _has_git_entry(root: Path) -> bool:
+    """True when `.git` exists (or cannot be looked at) at *root* or any parent directory."""
+    for directory in (root, *root.parents):
+        try:
+            if os.path.lexists(directory / ".git"):
+                return True
+        except OSError:
+            return True
+    return False
 
 
 class Workspace:
-    """Read-only access to one repository: git work tree when there is one, plain directory otherwise."""
+    """Read-only access to one repository: git work tree when usable, plain directory outside git."""
 
-    def __init__(self, root: Path) -> None:
-        root = root.resolve()
-        self._env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-        self._env["GIT_OPTIONAL_LOCKS"] = "0"
-        self._env["LC_ALL"] = "C"
-        top = self._try_git(root, "rev-parse", "--show-toplevel")
-        self.is_git = top is not None
-        self.root = Path(top.decode().strip()) if top is not None else root
-        self._real_root = self.root.resolve()
-        self._caches = _Caches()
+    def __init__(self, root: Path, *, max_blob_bytes: int = MAX_BLOB_BYTES) -> None:
+        self.requested_root = root.resolve()
+        self.max_blob_bytes = max_blob_bytes
+        self.runner = GitRunner(self.requested_root)
+        self.root = self.requested_root
+        self.mode = "plain"
+        self.unusable: str | None = None
+        self._discover()
         self._lock = threading.Lock()
         self.uploads: OrderedDict[str, bytes] = OrderedDict()
         self._upload_bytes = 0
 
-    # -- git plumbing ----------------------------------------------------------------------------
+    # -- git -------------------------------------------------------------------------------------
 
-    def _try_git(self, cwd: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    def _discover(self) -> None:
+        """Decide the mode from git's own answer (see the module docstring)."""
         try:
-            proc = subprocess.run(
-                ["git", "-c", "core.quotepath=off", *args],
-                cwd=cwd,
-                env=self._env,
-                input=stdin,
-                capture_output=True,
-                check=False,
-            )
-        except OSError:
-            return None
-        return proc.stdout if proc.returncode == 0 else None
+            top = self.runner.run("rev-parse", "--show-toplevel")
+        except GitUnusable as exc:
+            top = None
+            reason = exc.reason
+        if top is not None and top.ok:
+            path = Path(os.fsdecode(top.stdout.rstrip(b"\n")))
+            if self.requested_root.is_relative_to(path.resolve()):
+                self.mode, self.unusable, self.root = "git", None, path
+            else:
+                self.mode, self.root = "unusable", self.requested_root
+                self.unusable = f"the repository's work tree ({shown(str(path))}) does not contain the workspace root"
+        else:
+            if top is not None:
+                reason = top.reason()
+            no_repository = top is None or "not a git repository" in reason
+            if no_repository and not _has_git_entry(self.requested_root):
+                self.mode, self.unusable = "plain", None
+            else:
+                self.mode, self.unusable = "unusable", reason
+            self.root = self.requested_root
+        self.runner.cwd = self.root
+        self.files = WorkFiles(self.root, self.max_blob_bytes)
+        self.blobs = BlobReader(self.runner, self.max_blob_bytes)
+
+    @property
+    def is_git(self) -> bool:
+        return self.mode == "git"
+
+    def git(self, *args: str, stdin: bytes | None = None) -> GitResult:
+        """Run git in the workspace through the one safe runner (no repository program ever runs).
+
+        For other host code (e.g. a workspace-changed check): returns git's result; raises
+        `GitUnusable` when git cannot be started."""
+        return self.runner.run(*args, stdin=stdin)
 
     def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
-        out = self._try_git(self.root, *args, stdin=stdin)
-        if out is None:
-            raise RuntimeError(f"git {args[0]} failed in {self.root}")
-        return out
+        out = self.runner.run(*args, stdin=stdin)
+        if not out.ok:
+            raise GitUnusable(out.reason())
+        return out.stdout
 
     def _tree_of(self, commit: str | None) -> str:
         if commit is None:
             return EMPTY_TREE
-        tree = self._caches.commit_tree.get(commit)
-        if tree is None:
-            tree = self._git("rev-parse", f"{commit}^{{tree}}").decode().strip()
-            self._caches.commit_tree[commit] = tree
-        return tree
+        return self.blobs.tree_of(commit)
 
     def tree_entries(self, tree: str) -> dict[str, tuple[str, str]]:
         """path -> (mode, git sha1) of every blob in *tree* (cached; trees are immutable)."""
-        with self._lock:
-            cached = self._caches.tree_entries.get(tree)
-        if cached is not None:
-            return cached
-        entries: dict[str, tuple[str, str]] = {}
-        if tree != EMPTY_TREE:
-            for record in self._git("ls-tree", "-r", "-z", "--full-tree", tree).split(b"\0"):
-                if not record:
-                    continue
-                meta, _, path = record.partition(b"\t")
-                mode, kind, sha1 = meta.decode().split(" ")
-                if kind == "blob":
-                    entries[path.decode("utf-8", "surrogateescape")] = (mode, sha1)
-        with self._lock:
-            self._caches.tree_entries[tree] = entries
-            while len(self._caches.tree_entries) > 4:
-                self._caches.tree_entries.popitem(last=False)
-        return entries
+        return self.blobs.tree_entries(tree)
 
     def git_blobs(self, sha1s: list[str]) -> dict[str, bytes]:
-        """Bytes of git blobs by sha1, through one `git cat-file --batch`; records their blob ids."""
-        result: dict[str, bytes] = {}
-        missing = []
-        with self._lock:
-            for sha1 in sha1s:
-                data = self._caches.bytes_by_sha1.get(sha1)
-                if data is None:
-                    missing.append(sha1)
-                else:
-                    result[sha1] = data
-        if missing:
-            out = self._git("cat-file", "--batch", stdin=("\n".join(missing) + "\n").encode())
-            offset = 0
-            for sha1 in missing:
-                end = out.index(b"\n", offset)
-                header = out[offset:end].split(b" ")
-                offset = end + 1
-                if len(header) < 3 or header[1] != b"blob":
-                    continue
-                size = int(header[2])
-                data = out[offset : offset + size]
-                offset += size + 1
-                result[sha1] = data
-                self._remember(sha1, data)
-        return result
-
-    def _remember(self, sha1: str, data: bytes) -> None:
-        identity = blob_id(data)
-        with self._lock:
-            caches = self._caches
-            caches.sha1_to_blob[sha1] = identity
-            caches.blob_to_sha1[identity] = sha1
-            if sha1 not in caches.bytes_by_sha1 and len(data) < _BYTE_CACHE_LIMIT // 8:
-                caches.bytes_by_sha1[sha1] = data
-                caches.byte_total += len(data)
-                while caches.byte_total > _BYTE_CACHE_LIMIT and caches.bytes_by_sha1:
-                    _, old = caches.bytes_by_sha1.popitem(last=False)
-                    caches.byte_total -= len(old)
+        """Bytes of git blobs by sha1 (those not over the blob cap); records their blob ids."""
+        return self.blobs.read(sha1s)
 
     def blob_ids_of(self, sha1s: list[str]) -> dict[str, str]:
-        """sha1 -> blob id, reading only the blobs not seen before."""
-        unknown = [s for s in sha1s if s not in self._caches.sha1_to_blob]
-        if unknown:
-            self.git_blobs(unknown)
-        return {s: self._caches.sha1_to_blob[s] for s in sha1s if s in self._caches.sha1_to_blob}
+        """sha1 -> blob id, reading (streaming) only the blobs not seen before."""
+        return self.blobs.ids_of(sha1s)
 
     # -- snapshots ------------------------------------------------------------------------------
 
     def read_work_file(self, path: str) -> bytes | None:
-        """Bytes of a work-tree file (a symlink's target text), None when absent or unreadable,
-        or when a directory on the way is a symlink leading out of the workspace."""
-        full = self.root / path
-        try:
-            if not full.parent.resolve().is_relative_to(self._real_root):
-                return None
-            if full.is_symlink():
-                return os.readlink(full).encode("utf-8", "surrogateescape")
-            if not full.is_file():
-                return None
-            return full.read_bytes()
-        except OSError:
-            return None
+        """Bytes of a work-tree file (a symlink's target text), None when absent, unreadable,
+        over the blob cap, or when a directory on the way is a symlink out of the workspace."""
+        return self.files.read(path)
 
     def state(self) -> WorkTreeState:
         """The current work tree against HEAD: one `git status` (plus rev-parse when HEAD moved)."""
-        if not self.is_git:
+        if self.mode == "unusable":
+            self._discover()  # the user may have fixed it; never fixed *for* them
+        if self.mode == "plain":
             return self._plain_state()
+        if self.mode == "unusable":
+            return self._unusable_state(self.unusable or "git cannot be used")
+        try:
+            return self._git_state()
+        except GitUnusable as exc:
+            return self._unusable_state(exc.reason)
+
+    def _unusable_state(self, reason: str) -> WorkTreeState:
+        return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
+
+    def _git_state(self) -> WorkTreeState:
+        self.runner.refresh_drivers()
         out = self._git(
-            "status", "--porcelain=v2", "-z", "--branch", "--no-renames", "--untracked-files=all"
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--branch",
+            "--no-renames",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
         )
         commit: str | None = None
-        head_sha1: dict[str, str] = {}
         candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
         for record in out.split(b"\0"):
             if not record:
@@ -213,47 +197,88 @@ class Workspace:
                 commit = None if oid == "(initial)" else oid
             elif text.startswith("1 "):
                 fields = text.split(" ", 8)
-                mode_head, sha_head, path = fields[3], fields[6], fields[8]
-                candidates[path] = None if mode_head == "000000" else sha_head
+                if fields[3] == "160000" or fields[4] == "160000":
+                    continue  # a submodule: its content is not this repository's
+                candidates[fields[8]] = None if fields[3] == "000000" else fields[6]
             elif text.startswith("u "):
                 # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
                 fields = text.split(" ", 10)
                 candidates[fields[10]] = None if fields[4] == "000000" else fields[8]
             elif text.startswith("? "):
                 candidates[text[2:]] = None
+        tree = self._tree_of(commit)
+        if self.runner.filtered_drivers:
+            candidates.update(self._filtered_paths(tree, candidates))
+        return self._compare(tree, candidates)
+
+    def _filtered_paths(self, tree: str, known: dict[str, str | None]) -> dict[str, str | None]:
+        """HEAD paths whose filter driver was blanked: compared byte for byte, never assumed clean."""
+        entries = self.tree_entries(tree)
+        names = [p for p in entries if p not in known]
+        if not names:
+            return {}
+        stdin = b"\0".join(p.encode("utf-8", "surrogateescape") for p in names) + b"\0"
+        out = self._git("check-attr", "-z", "--stdin", "filter", stdin=stdin)
+        fields = out.split(b"\0")
+        result: dict[str, str | None] = {}
+        for index in range(0, len(fields) - 2, 3):
+            path = fields[index].decode("utf-8", "surrogateescape")
+            value = fields[index + 2].decode("utf-8", "surrogateescape")
+            if value in self.runner.filtered_drivers and path in entries:
+                result[path] = entries[path][1]
+        return result
+
+    def _compare(self, tree: str, candidates: dict[str, str | None]) -> WorkTreeState:
+        head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
+        uncarried: dict[str, str] = {}
+        too_large: dict[str, int] = {}
         for path, head in candidates.items():
-            data = self.read_work_file(path)
-            if data is None:
+            why = uncarried_reason(path)
+            if why is not None:
+                uncarried[shown(path)] = why
+                continue
+            found = self.files.hash(path)
+            if found is None:
                 if head is not None:
                     differing[path] = None
                     head_sha1[path] = head
                 continue
-            if head is not None and git_blob_sha1(data) == head:
+            if head is not None and found.sha1 == head:
                 continue
-            differing[path] = blob_id(data)
+            differing[path] = found.blob_id
+            if found.size > self.max_blob_bytes:
+                too_large[path] = found.size
             if head is not None:
                 head_sha1[path] = head
-        tree = self._tree_of(commit)
-        return WorkTreeState(tree, f"git:tree:{tree}", head_sha1, differing)
+        return WorkTreeState(
+            tree, f"git:tree:{tree}", head_sha1, differing, uncarried=uncarried, too_large=too_large
+        )
 
     def _plain_state(self) -> WorkTreeState:
-        entries = self.plain_files()
+        entries, uncarried = self._walk_plain()
         identity = digest(sorted([path, blob] for path, blob in entries.items()))
-        return WorkTreeState(None, f"tree:{identity}", {}, {})
+        return WorkTreeState(None, f"tree:{identity}", {}, {}, uncarried=uncarried, vcs=False)
 
-    def plain_files(self) -> dict[str, str]:
-        """path -> blob id of every file under a non-git root (skipping any `.git`)."""
+    def _walk_plain(self) -> tuple[dict[str, str], dict[str, str]]:
         entries: dict[str, str] = {}
+        uncarried: dict[str, str] = {}
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if d != ".git"]
             for name in filenames:
-                full = Path(dirpath) / name
-                rel = full.relative_to(self.root).as_posix()
-                data = self.read_work_file(rel)
-                if data is not None:
-                    entries[rel] = blob_id(data)
-        return entries
+                rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
+                why = uncarried_reason(rel)
+                if why is not None:
+                    uncarried[shown(rel)] = why
+                    continue
+                found = self.files.hash(rel)
+                if found is not None:
+                    entries[rel] = found.blob_id
+        return entries, uncarried
+
+    def plain_files(self) -> dict[str, str]:
+        """path -> blob id of every file under a non-git root (skipping any `.git`)."""
+        return self._walk_plain()[0]
 
     def head_index(self, state: WorkTreeState) -> dict[str, str]:
         """path -> blob id of the committed snapshot (`{rev}`)."""
@@ -261,7 +286,11 @@ class Workspace:
             return self.plain_files()
         entries = self.tree_entries(state.tree)
         ids = self.blob_ids_of([sha1 for _, sha1 in entries.values()])
-        return {path: ids[sha1] for path, (_, sha1) in entries.items() if sha1 in ids}
+        return {
+            path: ids[sha1]
+            for path, (_, sha1) in entries.items()
+            if sha1 in ids and uncarried_reason(path) is None
+        }
 
     def snapshot_index(self, state: WorkTreeState, *, with_dirty: bool) -> dict[str, str]:
         """path -> blob id of the committed snapshot, overlaid with the work tree when *with_dirty*."""
@@ -277,8 +306,8 @@ class Workspace:
     def head_blob_id(self, state: WorkTreeState, path: str) -> str | None:
         """Blob id of *path* in HEAD, or None when HEAD lacks it."""
         if state.tree is None:
-            data = self.read_work_file(path)
-            return blob_id(data) if data is not None else None
+            found = self.files.hash(path)
+            return found.blob_id if found is not None else None
         entry = self.tree_entries(state.tree).get(path)
         if entry is None:
             return None
@@ -310,7 +339,7 @@ class Workspace:
         if tree is not None and self.is_git:
             entries = self.tree_entries(tree)
             sha1s = [entries[p][1] for p in hint_paths if p in entries]
-            known = self._caches.blob_to_sha1.get(identity)
+            known = self.blobs.sha1_for(identity)
             if known is not None:
                 sha1s.insert(0, known)
             for _sha1, data in self.git_blobs(sha1s).items():
@@ -320,4 +349,22 @@ class Workspace:
             data = self.read_work_file(path)
             if data is not None and blob_id(data) == identity:
                 return data
+        return None
+
+    def oversize(self, identity: str, hint_paths: list[str], tree: str | None) -> int | None:
+        """The size of *identity* when it is known and over the blob cap (never loaded), else None."""
+        size = self.blobs.size_of_identity(identity)
+        if size is not None and size > self.max_blob_bytes:
+            return size
+        for path in hint_paths:
+            found = self.files.hash(path)
+            if found is not None and found.blob_id == identity and found.size > self.max_blob_bytes:
+                return found.size
+        if tree is not None and self.is_git:
+            entries = self.tree_entries(tree)
+            sha1s = [entries[p][1] for p in hint_paths if p in entries]
+            self.blob_ids_of(sha1s)
+            size = self.blobs.size_of_identity(identity)
+            if size is not None and size > self.max_blob_bytes:
+                return size
         return None

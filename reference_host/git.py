@@ -1,0 +1,184 @@
+"""The one way the host runs git: `run_git`, which never lets the repository start a program.
+
+A repository's own configuration (`.git/config`, anything it reaches through `include.path` /
+`includeIf`, a submodule's config) and its `.gitattributes` can name programs that git runs while
+it reads the work tree: `core.fsmonitor`, filter drivers (`filter.<x>.clean|smudge|process`), diff
+drivers and `textconv`, `diff.external`, pagers, hooks. The workspace is untrusted input, so every
+git call of the host goes through `run_git`, which:
+
+- sets, in the command scope (`GIT_CONFIG_KEY_n`, the highest-precedence config scope, so no
+  file and no include can override it), every fixed key that names a program to a value that runs nothing
+  (`FIXED_OVERRIDES`);
+- blanks every *named* driver key (`filter.<x>.*`, `diff.<x>.command|textconv`,
+  `merge.<x>.driver`) that the effective configuration defines — the names are read first with
+  `git config --get-regexp`, which runs nothing — and makes such filters non-required, so git
+  reads the raw bytes instead of dying;
+- never enters submodules (`--ignore-submodules=all` is the caller's job for `status`, and
+  `submodule.recurse=false` here), never takes optional locks, never pages, never prompts;
+- drops inherited `GIT_*` variables that would redirect git (`GIT_DIR`, `GIT_WORK_TREE`, ...,
+  `GIT_EXTERNAL_DIFF`, `GIT_CONFIG_PARAMETERS`) but keeps the user's own config locations, so a
+  `safe.directory` the *user* set is honoured. The host never sets `safe.directory` itself.
+
+A path whose filter was blanked is compared byte for byte with HEAD by the workspace (see
+`Workspace.state`), so it is reported as changed when its raw bytes differ — never as clean on
+the strength of a filter that did not run. See docs/workspace-git.md.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Keys that name a program (or start a daemon), pinned to a value that runs nothing.
+FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.useBuiltinFSMonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.quotepath", "off"),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+    ("sequence.editor", "true"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("protocol.allow", "never"),
+)
+
+#: Per-driver keys that name a program: section -> (key, neutral value) pairs.
+DRIVER_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "diff": (("command", ""), ("textconv", ""), ("cachetextconv", "false")),
+    "merge": (("driver", ""),),
+}
+
+#: Inherited variables that would point git elsewhere or run something; the rest are kept.
+_ENV_DROP_PREFIXES = ("GIT_",)
+_ENV_KEEP = frozenset(
+    {"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_EXEC_PATH"}
+)
+
+
+class GitUnusable(Exception):
+    """git cannot be used here (missing, refused the repository, or failed); `reason` is git's own."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GitResult:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def reason(self) -> str:
+        """git's own message (first lines of stderr), for status and degradation details."""
+        text = self.stderr.decode("utf-8", "replace").strip()
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return ("; ".join(lines[:4]) or f"git exited with {self.returncode}")[:500]
+
+
+def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every host git call runs with (see the module docstring)."""
+    source = os.environ if base is None else base
+    env = {
+        k: v for k, v in source.items() if not k.startswith(_ENV_DROP_PREFIXES) or k in _ENV_KEEP
+    }
+    env.update(
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_PAGER="cat",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_LAZY_FETCH="1",
+        LC_ALL="C",
+    )
+    return env
+
+
+@dataclass
+class GitRunner:
+    """Runs git in one directory with every repository-named program disabled.
+
+    `refresh_drivers()` re-reads which filter/diff/merge drivers the configuration names (call it
+    once per host request, before `git status`); `filtered_drivers` is the set of filter names
+    blanked, which the workspace uses to compare those paths itself."""
+
+    cwd: Path
+    env: dict[str, str] = field(default_factory=git_env)
+    driver_overrides: tuple[tuple[str, str], ...] = ()
+    filtered_drivers: frozenset[str] = frozenset()
+
+    def argv(self, *args: str) -> list[str]:
+        return ["git", "--no-pager", "--no-optional-locks", *args]
+
+    def _env(self) -> dict[str, str]:
+        """The overrides travel as GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n (command scope, like
+        `-c`), so a driver name holding `=` cannot be misparsed into another key."""
+        env = dict(self.env)
+        pairs = list(FIXED_OVERRIDES) + list(self.driver_overrides)
+        env["GIT_CONFIG_COUNT"] = str(len(pairs))
+        for index, (key, value) in enumerate(pairs):
+            env[f"GIT_CONFIG_KEY_{index}"] = key
+            env[f"GIT_CONFIG_VALUE_{index}"] = value
+        return env
+
+    def run(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> GitResult:
+        """One git command; raises GitUnusable only when git itself cannot be started."""
+        try:
+            proc = subprocess.run(
+                self.argv(*args),
+                cwd=cwd or self.cwd,
+                env=self._env(),
+                input=stdin,
+                capture_output=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
+        return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """A streaming git process (e.g. `cat-file --batch`) with the same protections."""
+        try:
+            return subprocess.Popen(
+                self.argv(*args),
+                cwd=self.cwd,
+                env=self._env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
+
+    def refresh_drivers(self) -> None:
+        """Blank every driver the effective configuration (includes followed) names."""
+        out = self.run("config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\.")
+        names: dict[str, set[str]] = {}
+        if out.ok:
+            for raw in out.stdout.split(b"\0"):
+                key = raw.decode("utf-8", "surrogateescape").strip()
+                section, _, rest = key.partition(".")
+                driver, dot, _ = rest.rpartition(".")
+                if dot and driver and section in DRIVER_KEYS:
+                    names.setdefault(section, set()).add(driver)
+        overrides = [
+            (f"{section}.{driver}.{key}", value)
+            for section, drivers in sorted(names.items())
+            for driver in sorted(drivers)
+            for key, value in DRIVER_KEYS[section]
+        ]
+        self.driver_overrides = tuple(overrides)
+        self.filtered_drivers = frozenset(names.get("filter", set()))

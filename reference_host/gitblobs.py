@@ -1,0 +1,180 @@
+"""Committed content through git plumbing, with bounded memory: trees, blob ids and blob bytes.
+
+`git cat-file --batch` output is read as a stream, one object at a time: a blob over the cap is
+hashed chunk by chunk and never held, so a multi-GB committed file costs no more memory than a
+small one. Bytes of small blobs are cached (64 MiB in all); identities (sha1 <-> blob id, size)
+are remembered for every blob seen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import IO
+
+from reference_host.git import GitRunner, GitUnusable
+from reference_host.workfiles import CHUNK, hash_stream
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_BYTE_CACHE_LIMIT = 64 * 1024 * 1024
+
+
+def _read_exact(stream: IO[bytes], size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise GitUnusable("git cat-file ended early")
+    return data
+
+
+class BlobReader:
+    """Trees and blobs of one repository, cached (trees and blobs are immutable)."""
+
+    def __init__(self, runner: GitRunner, max_blob_bytes: int) -> None:
+        self.runner = runner
+        self.max_blob_bytes = max_blob_bytes
+        self._lock = threading.Lock()
+        self._commit_tree: dict[str, str] = {}
+        self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()
+        self._sha1_to_blob: dict[str, str] = {}
+        self._blob_to_sha1: dict[str, str] = {}
+        self._sizes: dict[str, int] = {}  # sha1 -> size
+        self._bytes: OrderedDict[str, bytes] = OrderedDict()
+        self._byte_total = 0
+
+    def _git(self, *args: str) -> bytes:
+        out = self.runner.run(*args)
+        if not out.ok:
+            raise GitUnusable(out.reason())
+        return out.stdout
+
+    def tree_of(self, commit: str) -> str:
+        tree = self._commit_tree.get(commit)
+        if tree is None:
+            tree = self._git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+            self._commit_tree[commit] = tree
+        return tree
+
+    def tree_entries(self, tree: str) -> dict[str, tuple[str, str]]:
+        """path -> (mode, git sha1) of every blob in *tree* (submodules and trees skipped)."""
+        with self._lock:
+            cached = self._trees.get(tree)
+        if cached is not None:
+            return cached
+        entries: dict[str, tuple[str, str]] = {}
+        if tree != EMPTY_TREE:
+            for record in self._git("ls-tree", "-r", "-z", "--full-tree", tree).split(b"\0"):
+                if not record:
+                    continue
+                meta, _, path = record.partition(b"\t")
+                mode, kind, sha1 = meta.decode().split(" ")
+                if kind == "blob":
+                    entries[path.decode("utf-8", "surrogateescape")] = (mode, sha1)
+        with self._lock:
+            self._trees[tree] = entries
+            while len(self._trees) > 4:
+                self._trees.popitem(last=False)
+        return entries
+
+    def sha1_for(self, identity: str) -> str | None:
+        return self._blob_to_sha1.get(identity)
+
+    def size_of_identity(self, identity: str) -> int | None:
+        sha1 = self._blob_to_sha1.get(identity)
+        return self._sizes.get(sha1) if sha1 is not None else None
+
+    def read(self, sha1s: list[str]) -> dict[str, bytes]:
+        """Bytes of blobs by sha1; blobs over the cap are identified but their bytes not returned."""
+        result: dict[str, bytes] = {}
+        missing = []
+        with self._lock:
+            for sha1 in sha1s:
+                data = self._bytes.get(sha1)
+                if data is not None:
+                    result[sha1] = data
+                elif self._sizes.get(sha1, 0) <= self.max_blob_bytes:
+                    missing.append(sha1)
+        if missing:
+            result.update(self._stream(list(dict.fromkeys(missing))))
+        return result
+
+    def ids_of(self, sha1s: list[str]) -> dict[str, str]:
+        """sha1 -> blob id, reading only the blobs not identified before."""
+        unknown = [s for s in dict.fromkeys(sha1s) if s not in self._sha1_to_blob]
+        if unknown:
+            self._stream(unknown)
+        return {s: self._sha1_to_blob[s] for s in sha1s if s in self._sha1_to_blob}
+
+    def _stream(self, sha1s: list[str], keep: bool = True) -> dict[str, bytes]:
+        """One `cat-file --batch` read object by object; small blobs returned (and cached)."""
+        result: dict[str, bytes] = {}
+        proc = self.runner.popen("cat-file", "--batch")
+        assert proc.stdin is not None and proc.stdout is not None
+        request = ("\n".join(sha1s) + "\n").encode()
+        stdin = proc.stdin
+
+        def feed() -> None:  # a writer thread: cat-file's output pipe fills while we still write
+            try:
+                stdin.write(request)
+                stdin.close()
+            except OSError:
+                pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for sha1 in sha1s:
+                header = proc.stdout.readline().split(b" ")
+                if len(header) < 3:
+                    continue  # "<sha1> missing"
+                size = int(header[2])
+                if header[1] != b"blob":
+                    _drain(proc.stdout, size + 1)
+                    continue
+                if size > self.max_blob_bytes:
+                    self._identify_large(proc.stdout, sha1, size)
+                    continue
+                data = _read_exact(proc.stdout, size)
+                proc.stdout.read(1)
+                self._remember(sha1, data, keep)
+                result[sha1] = data
+        finally:
+            proc.stdout.close()
+            proc.wait()
+            writer.join()
+        return result
+
+    def _identify_large(self, stream: IO[bytes], sha1: str, size: int) -> None:
+        _, sha256 = hash_stream(None, size)
+        left = size
+        while left:
+            chunk = _read_exact(stream, min(CHUNK, left))
+            sha256.update(chunk)
+            left -= len(chunk)
+        stream.read(1)
+        identity = "blob:sha256:" + sha256.hexdigest()
+        with self._lock:
+            self._sha1_to_blob[sha1] = identity
+            self._blob_to_sha1[identity] = sha1
+            self._sizes[sha1] = size
+
+    def _remember(self, sha1: str, data: bytes, keep: bool) -> None:
+        _, sha256 = hash_stream([data], len(data))
+        identity = "blob:sha256:" + sha256.hexdigest()
+        with self._lock:
+            self._sha1_to_blob[sha1] = identity
+            self._blob_to_sha1[identity] = sha1
+            self._sizes[sha1] = len(data)
+            if keep and sha1 not in self._bytes and len(data) < _BYTE_CACHE_LIMIT // 8:
+                self._bytes[sha1] = data
+                self._byte_total += len(data)
+                while self._byte_total > _BYTE_CACHE_LIMIT and self._bytes:
+                    _, old = self._bytes.popitem(last=False)
+                    self._byte_total -= len(old)
+
+
+def _drain(stream: IO[bytes], size: int) -> None:
+    while size > 0:
+        chunk = stream.read(min(CHUNK, size))
+        if not chunk:
+            return
+        size -= len(chunk)

@@ -1,0 +1,143 @@
+"""Reading work-tree files with bounded memory: streaming hashes and a size cap on loaded bytes.
+
+A work tree can hold a multi-GB file. Hashing reads it in `CHUNK` pieces (git's sha1 and the
+ASP blob id in one pass) and remembers the answer per (size, mtime, inode) so the next status
+does not read it again; loading bytes for a provider is refused above `MAX_BLOB_BYTES` and the
+caller reports the path degraded as too large. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from asp_protocol.changesets import PathError, validate_path
+
+CHUNK = 1024 * 1024
+#: Blobs above this size are never loaded into memory for providers (reported "too large").
+MAX_BLOB_BYTES = 16 * 1024 * 1024
+_HASH_CACHE_ENTRIES = 20_000
+
+
+def uncarried_reason(path: str) -> str | None:
+    """Why *path* cannot be named in a ChangeSet, or None when it can."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8; rename it to have it evaluated"
+    try:
+        validate_path(path)
+    except PathError:
+        return "file name is not a valid ChangeSet path (e.g. holds a backslash); rename it"
+    return None
+
+
+def shown(path: str) -> str:
+    """A printable, JSON-safe form of any path (undecodable bytes as \\xNN escapes)."""
+    raw = path.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")[:300]
+
+
+@dataclass(frozen=True)
+class FileHash:
+    """One work-tree entry's identity: git's blob sha1, the ASP blob id, and its size."""
+
+    sha1: str
+    blob_id: str
+    size: int
+
+
+def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """Fresh (git sha1, sha256) hashers primed with git's blob header for *size* bytes."""
+    sha1 = hashlib.sha1(b"blob %d\x00" % size, usedforsecurity=False)
+    sha256 = hashlib.sha256()
+    for chunk in chunks or ():
+        sha1.update(chunk)
+        sha256.update(chunk)
+    return sha1, sha256
+
+
+class WorkFiles:
+    """Read-only, symlink-safe access to files under one root."""
+
+    def __init__(self, root: Path, max_blob_bytes: int = MAX_BLOB_BYTES) -> None:
+        self.root = root
+        self.real_root = root.resolve()
+        self.max_blob_bytes = max_blob_bytes
+        self._hashes: OrderedDict[tuple[str, int, int, int, int], FileHash] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _inside(self, path: str) -> Path | None:
+        """The full path, or None when a directory on the way leads out of the workspace."""
+        full = self.root / path
+        try:
+            if not full.parent.resolve().is_relative_to(self.real_root):
+                return None
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return full
+
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
+        """Bytes of a work-tree file (a symlink's target text); None when absent, unreadable,
+        outside the workspace, or larger than *limit* (default: the blob size cap)."""
+        cap = self.max_blob_bytes if limit is None else limit
+        full = self._inside(path)
+        if full is None:
+            return None
+        try:
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                return os.readlink(full).encode("utf-8", "surrogateescape")
+            if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+                return None
+            with open(full, "rb") as handle:
+                data = handle.read(cap + 1)
+        except (OSError, ValueError):
+            return None
+        return data if len(data) <= cap else None
+
+    def hash(self, path: str) -> FileHash | None:
+        """Streaming identity of a work-tree file; None when absent, unreadable or outside."""
+        full = self._inside(path)
+        if full is None:
+            return None
+        try:
+            info = os.lstat(full)
+            if stat.S_ISLNK(info.st_mode):
+                target = os.readlink(full).encode("utf-8", "surrogateescape")
+                sha1, sha256 = hash_stream([target], len(target))
+                return FileHash(sha1.hexdigest(), "blob:sha256:" + sha256.hexdigest(), len(target))
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            key = (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+            with self._lock:
+                cached = self._hashes.get(key)
+            if cached is not None:
+                return cached
+            result = self._hash_regular(full, info.st_size)
+        except (OSError, ValueError):
+            return None
+        if result is not None:
+            with self._lock:
+                self._hashes[key] = result
+                while len(self._hashes) > _HASH_CACHE_ENTRIES:
+                    self._hashes.popitem(last=False)
+        return result
+
+    @staticmethod
+    def _hash_regular(full: Path, size: int) -> FileHash | None:
+        sha1, sha256 = hash_stream(None, size)
+        read = 0
+        with open(full, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                read += len(chunk)
+                sha1.update(chunk)
+                sha256.update(chunk)
+        if read != size:
+            return None  # the file changed while it was read: no identity rather than a wrong one
+        return FileHash(sha1.hexdigest(), "blob:sha256:" + sha256.hexdigest(), size)
