@@ -1,15 +1,20 @@
-"""A ChangeSet's candidate content as the host sees it: is its baseline current, and its blobs.
+"""A ChangeSet's candidate content as the host sees it: is its baseline current, its blobs, and
+the one loader that serves blob content to a provider's `readBlob`.
 
-Shared by `host/evaluateChangeset` and `host/queryInspect` (impact), so both judge freshness and
-resolve `before`/`after` blobs by the same rule.
+Shared by `host/evaluateChangeset` and `host/queryInspect`, so both judge freshness, resolve
+`before`/`after` blobs and serve blobs by the same rule.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from reference_host.context import HostContext
+from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.workspace import WorkTreeState
 
 
@@ -24,9 +29,9 @@ def baseline_is_current(baseline: dict[str, Any], state: WorkTreeState) -> bool:
 class Blobs:
     """The changeset's blob bytes, loaded once, and the paths each blob appears under."""
 
-    store: dict[str, bytes]
-    referenced: dict[str, set[str]]
-    problems: list[str]
+    store: dict[str, bytes] = field(default_factory=dict)
+    referenced: dict[str, set[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
 
 def load_blobs(
@@ -62,3 +67,32 @@ def load_blobs(
                 store[identity] = data
     problems.sort(key=lambda p: not p.startswith("blob_unavailable"))
     return Blobs(store, referenced, problems)
+
+
+def blob_scope(
+    ctx: HostContext,
+    state: WorkTreeState,
+    baseline: dict[str, Any],
+    blobs: Blobs,
+    index: Callable[[], dict[str, str]],
+) -> EvaluationScope:
+    """What one provider request may read: the changeset's blobs and the baseline snapshot.
+
+    A blob already loaded for the changeset is served from memory; any other is resolved from the
+    work tree or git under the paths it appears at (the changeset's, else the snapshot index's).
+    `index` is the baseline snapshot (path -> blob id), computed lazily off the event loop.
+    """
+
+    async def load(identity: str) -> bytes | None:
+        data = blobs.store.get(identity)
+        if data is not None:
+            return data
+        paths = sorted(blobs.referenced.get(identity, ()))
+        if not paths:
+            snapshot = await anyio.to_thread.run_sync(index)
+            paths = [p for p, b in snapshot.items() if b == identity]
+        return await anyio.to_thread.run_sync(
+            lambda: ctx.workspace.resolve(identity, paths, state.tree)
+        )
+
+    return EvaluationScope(baseline=baseline, index=index, referenced=blobs.referenced, load=load)

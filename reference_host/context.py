@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asp_protocol.vocabulary import CapabilityFamily
 from reference_host.sessions.supervisor import Supervisor
-from reference_host.trust.manifests import InstalledProvider, PinCheck, check_pin
+from reference_host.trust.manifests import NOT_CLAIMED, InstalledProvider, PinCheck, check_pin
 from reference_host.trust.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
 from reference_host.workspace import Workspace, WorkTreeState
 
@@ -66,11 +67,27 @@ class HostContext:
         }
         return check, evidence
 
-    def provenance(self, provider_id: str, check: PinCheck) -> dict[str, Any]:
+    def provenance(
+        self, provider_id: str, capability: CapabilityFamily, check: PinCheck | None = None
+    ) -> dict[str, Any]:
+        """A receipt's `providerProvenance` entry for one provider serving *capability*.
+
+        With a pin check (a pinned provider), the check's three axes; without one (an advisory
+        provider, or before the pin is judged), what the trusted manifest itself claims.
+        """
+        if check is not None:
+            identity, integrity, conformance = check.identity, check.integrity, check.conformance
+        else:
+            installed = self.providers.get(provider_id)
+            manifest = installed.manifest if installed else None
+            claims = installed.conformance_claims if installed else []
+            identity = manifest.provenance.publisher if manifest else provider_id
+            integrity = manifest.artifact.fingerprint if manifest else "unknown"
+            conformance = claims[0] if claims else NOT_CLAIMED
         return {
             "provider": provider_id,
-            "capability": "check",
-            "identity": check.identity,
-            "integrity": check.integrity,
-            "conformance": check.conformance,
+            "capability": capability,
+            "identity": identity,
+            "integrity": integrity,
+            "conformance": conformance,
         }

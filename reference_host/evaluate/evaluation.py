@@ -16,15 +16,16 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.canonical import changeset_digest, request_digest
+from asp_protocol.canonical import changeset_digest
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import Blobs, baseline_is_current, load_blobs
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.evaluate.decision import ProviderRun, decide
+from reference_host.evaluate.envelope import decision_envelope
 from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
 from reference_host.evaluate.runs import ProviderRuns
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import Clock
 from reference_host.trust.policy import POLICY_PATH, touches_policy
 
 
@@ -61,7 +62,7 @@ class Evaluation:
         blockers: list[str] = []
         with_dirty = "dirty" in self.baseline
         fresh = baseline_is_current(self.baseline, state)
-        blobs = Blobs({}, {}, [])
+        blobs = Blobs()
         if not fresh:
             blockers.append(
                 "changeset baseline is neither the committed snapshot {rev} nor the current work tree "
@@ -102,40 +103,17 @@ class Evaluation:
         else:
             runs = await self.providers.run(policy, state, blobs)
         outcome = decide(request.call_site, required, runs, host_degraded)
-        valid: dict[str, Any] = {"rev": self.baseline["rev"]}
-        if outcome.blobs:
-            valid["blobs"] = outcome.blobs
-        assurance = assurance_block(ctx.assurance_mode)
-        req_digest = request_digest(METHOD, self.raw_params)
-        receipt = build_receipt(
-            kind="evaluate",
+        return decision_envelope(
+            ctx,
+            outcome,
             clock=clock,
-            request_digest=req_digest,
+            method=METHOD,
+            raw_params=self.raw_params,
+            call_site=request.call_site,
             policy_digest=policy.digest,
             baseline=self.baseline,
-            valid_as_of=valid,
-            coverage=outcome.coverage,
-            assurance=assurance,
-            authority_evidence=outcome.authority_evidence,
-            provider_ids=outcome.provider_ids,
-            provenance=outcome.provenance,
-            call_site=request.call_site,
             changeset_digest=self.digest,
         )
-        return {
-            "pass": outcome.decision == "allow",
-            "decision": outcome.decision,
-            "callSite": request.call_site,
-            "requestDigest": req_digest,
-            "changesetDigest": self.digest,
-            "findings": outcome.findings,
-            "coverage": outcome.coverage,
-            "policyDigest": policy.digest,
-            "authorityEvidence": outcome.authority_evidence,
-            "validAsOf": valid,
-            "assurance": assurance,
-            "receipt": receipt,
-        }
 
 
 async def evaluate_changeset(

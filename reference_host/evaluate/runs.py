@@ -13,13 +13,12 @@ import anyio
 
 from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.vocabulary import DegradationReason, LifecycleState
-from reference_host.candidate import Blobs
+from reference_host.candidate import Blobs, blob_scope
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
 from reference_host.evaluate.decision import ProviderRun
 from reference_host.evaluate.params import EvaluateRequest
-from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.session import SessionFailure
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 from reference_host.workspace import WorkTreeState
@@ -103,11 +102,12 @@ class ProviderRuns:
                 initialized=True,
             )
         with_dirty = "dirty" in self.baseline
-        scope = EvaluationScope(
-            baseline=self.baseline,
-            index=lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty),
-            referenced=blobs.referenced,
-            load=lambda identity: self._load(identity, blobs, state, with_dirty),
+        scope = blob_scope(
+            ctx,
+            state,
+            self.baseline,
+            blobs,
+            lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty),
         )
         params = {
             "changeset": self.request.changeset,
@@ -149,20 +149,6 @@ class ProviderRuns:
             )
         return Invocation(initialized=True, check=check, state=session.state)
 
-    async def _load(
-        self, identity: str, blobs: Blobs, state: WorkTreeState, with_dirty: bool
-    ) -> bytes | None:
-        data = blobs.store.get(identity)
-        if data is not None:
-            return data
-        index = await anyio.to_thread.run_sync(
-            lambda: self.ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
-        )
-        paths = [p for p, b in index.items() if b == identity]
-        return await anyio.to_thread.run_sync(
-            lambda: self.ctx.workspace.resolve(identity, paths, state.tree)
-        )
-
     def _progress_forwarder(self, provider_id: str) -> Any:
         rpc = self.rpc
         if rpc is None:
@@ -196,7 +182,7 @@ class ProviderRuns:
             run = ProviderRun(provider_id, requirement_id, role)  # type: ignore[arg-type]
             if invocation.initialized:
                 run.authority = evidence
-                run.provenance = ctx.provenance(provider_id, check)
+                run.provenance = ctx.provenance(provider_id, "check", check)
                 run.authorized = check.granted
             add = _degrader(run, invocation.state)
             if invocation.reason is not None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -13,6 +14,7 @@ from asp_protocol.models import ChangeSet
 from asp_protocol.vocabulary import CALL_SITES, CallSite
 from reference_host.sessions.inspect_session import INSPECT_VERBS
 
+METHOD = "host/queryInspect"
 PARAM_KEYS = frozenset({"callSite", "request", "baseline", "timeoutMs"})
 REQUEST_KEYS = frozenset(
     {
@@ -32,11 +34,22 @@ REQUEST_KEYS = frozenset(
 MAX_IMPACT_PATHS = 500
 
 
+@dataclass(frozen=True)
+class InspectRequest:
+    """A checked `host/queryInspect` request (the counterpart of `EvaluateRequest`)."""
+
+    call_site: CallSite
+    request: dict[str, Any]  # {verb, ...}: what the provider is asked
+    baseline: dict[str, Any] | None  # the baseline asked for; None means the current snapshot
+    timeout_ms: int | None
+
+
 def _invalid(message: str, detail: str | None = None) -> AspError:
     return AspError(ErrorCode.INVALID_PARAMS, message, detail=detail)
 
 
-def parse_params(params: Any) -> tuple[CallSite, dict[str, Any], dict[str, Any] | None, int | None]:
+def parse_params(params: Any) -> InspectRequest:
+    """Bad params are -32602 (input); the request's own changeset is checked by `provider_params`."""
     if not isinstance(params, dict):
         raise _invalid("params must be an object")
     unknown = sorted(set(params) - PARAM_KEYS)
@@ -66,7 +79,7 @@ def parse_params(params: Any) -> tuple[CallSite, dict[str, Any], dict[str, Any] 
         isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1
     ):
         raise _invalid("timeoutMs must be a positive integer")
-    return cast(CallSite, call_site), request, baseline, timeout
+    return InspectRequest(cast(CallSite, call_site), request, baseline, timeout)
 
 
 def _symbol(value: Any) -> dict[str, Any]:

@@ -23,16 +23,13 @@ import anyio
 
 from asp_protocol.canonical import request_digest
 from asp_protocol.jsonrpc import RequestContext
-from reference_host.candidate import baseline_is_current, load_blobs
+from reference_host.candidate import Blobs, baseline_is_current, blob_scope, load_blobs
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
-from reference_host.inspect.params import parse_params, provider_params
+from reference_host.inspect.params import METHOD, parse_params, provider_params
 from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
 from reference_host.receipts import Clock, assurance_block, build_receipt
-from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.workspace import WorkTreeState
-
-METHOD = "host/queryInspect"
 
 
 def _effective_baseline(
@@ -49,10 +46,11 @@ async def query_inspect(
 ) -> dict[str, Any]:
     """The `queryInspectResult` for *params* (outer-host.schema.json#/$defs/queryInspectParams)."""
     clock = Clock()
-    call_site, request, asked, timeout_ms = parse_params(params)
+    inspect = parse_params(params)
+    call_site, request = inspect.call_site, inspect.request
     state = await anyio.to_thread.run_sync(ctx.workspace.state)
     policy = await anyio.to_thread.run_sync(ctx.policy_for, state)
-    baseline, fresh = _effective_baseline(state, asked)
+    baseline, fresh = _effective_baseline(state, inspect.baseline)
     with_dirty = "dirty" in baseline
     index = await anyio.to_thread.run_sync(
         lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
@@ -76,12 +74,11 @@ async def query_inspect(
         )
     )
     provider_request = provider_params(request, baseline, index) if fresh else {}
-    referenced: dict[str, set[str]] = {}
+    blobs = Blobs()
     if fresh and request["verb"] == "impact":
         blobs = await anyio.to_thread.run_sync(
             load_blobs, ctx, state, provider_request["changeset"], with_dirty
         )
-        referenced = blobs.referenced
         if blobs.problems:
             stale = "changeset does not match the baseline: " + "; ".join(blobs.problems)
     if stale is not None:
@@ -96,23 +93,12 @@ async def query_inspect(
                 )
             )
     elif targets:
-        allowed = set(index.values()) | set(referenced)
-
-        async def load(identity: str) -> bytes | None:
-            paths = sorted(referenced.get(identity, ())) or [
-                p for p, b in index.items() if b == identity
-            ]
-            return await anyio.to_thread.run_sync(
-                lambda: ctx.workspace.resolve(identity, paths, state.tree)
-            )
-
-        budget = min(policy.budget_ms(call_site), timeout_ms or 10**9)
+        allowed = set(index.values()) | set(blobs.referenced)
+        budget = min(policy.budget_ms(call_site), inspect.timeout_ms or 10**9)
         deadline = anyio.current_time() + budget / 1000
         async with anyio.create_task_group() as tg:
             for target in targets:
-                scope = EvaluationScope(
-                    baseline=baseline, index=lambda: index, referenced=referenced, load=load
-                )
+                scope = blob_scope(ctx, state, baseline, blobs, lambda: index)
                 tg.start_soon(
                     run_target, ctx, target, request, provider_request, scope, allowed, deadline
                 )

@@ -15,7 +15,6 @@ from reference_host.inspect.answer_checks import check_inspect_result
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.inspect_session import InspectProviderSession
 from reference_host.sessions.session import SessionFailure
-from reference_host.trust.manifests import NOT_CLAIMED
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 
 
@@ -62,19 +61,6 @@ def inspect_targets(
     return targets, required
 
 
-def _provenance(ctx: HostContext, target: Target) -> dict[str, Any]:
-    installed = ctx.providers.get(target.provider_id)
-    manifest = installed.manifest if installed else None
-    claims = installed.conformance_claims if installed else []
-    return {
-        "provider": target.provider_id,
-        "capability": "inspect",
-        "identity": manifest.provenance.publisher if manifest else target.provider_id,
-        "integrity": manifest.artifact.fingerprint if manifest else "unknown",
-        "conformance": claims[0] if claims else NOT_CLAIMED,
-    }
-
-
 async def run_target(
     ctx: HostContext,
     target: Target,
@@ -103,7 +89,7 @@ async def run_target(
     except SessionFailure as failure:
         return degrade(failure.reason, failure.detail, failure.state)
     assert isinstance(session, InspectProviderSession)
-    target.provenance = _provenance(ctx, target)
+    target.provenance = ctx.provenance(target.provider_id, "inspect")
     if session.requests_write:
         return degrade(
             "direct-write-risk",
@@ -155,11 +141,7 @@ def judge_authority(
     pin_check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
     target.evidence = evidence
     if target.provenance is not None:
-        target.provenance.update(
-            identity=pin_check.identity,
-            integrity=pin_check.integrity,
-            conformance=pin_check.conformance,
-        )
+        target.provenance = ctx.provenance(target.provider_id, "inspect", pin_check)
     if not pin_check.granted:
         target.ran = False
         target.degraded.append(

@@ -89,7 +89,7 @@ def _status_receipt(
         check, item = ctx.authority(pin, requirement_id, snap.policy)
         evidence.append(item)
         if entry.record.installed is not None:
-            provenance.append(ctx.provenance(entry.id, check))
+            provenance.append(ctx.provenance(entry.id, "check", check))
         ids.extend([entry.id, requirement_id])
     baseline = snap.state.baseline()
     return build_receipt(
