@@ -41,6 +41,17 @@ def assurance_block(mode: str) -> dict[str, Any]:
     return {"mode": mode, "transactionGuarantee": "none", "detail": detail}
 
 
+def provider_notes(notes: dict[str, list[str]], limit: int = 3000) -> str:
+    """Host notes per provider (settings in force, a mapped asp/0.1 answer) for `assurance.detail`,
+    the schema's one free-text place shared by the result and its receipt (docs/asp-0.1.md)."""
+    parts = [
+        f"{provider}: {' | '.join(dict.fromkeys(items))}"
+        for provider, items in notes.items()
+        if items
+    ]
+    return ("Provider notes (host-authored): " + " || ".join(parts))[:limit] if parts else ""
+
+
 def build_receipt(
     *,
     kind: str,

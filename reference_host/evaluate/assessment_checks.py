@@ -16,6 +16,7 @@ from asp_protocol.canonical import config_digest
 from asp_protocol.host_owned import find_host_owned_fields
 from asp_protocol.models import Assessment
 from asp_protocol.vocabulary import DegradationReason
+from reference_host.diagnosis import provider_reasons, validation_summary
 
 STATUS_REASONS: dict[str, DegradationReason] = {
     "incomplete": "incomplete",
@@ -60,12 +61,17 @@ def validate_assessment(
     declared_sources: list[str],
     capability_version: str,
     configuration: Any,
+    expected_digest: str | None = None,
     baseline: dict[str, Any],
     changeset_digest: str,
     served_now: set[str],
     served_ever: set[str],
 ) -> AssessmentCheck:
-    """Run every Assessment check in order and stamp provenance on the diagnostics that survive."""
+    """Run every Assessment check in order and stamp provenance on the diagnostics that survive.
+
+    *expected_digest* replaces the recomputed configDigest for a provider whose digest cannot be
+    recomputed (the asp/0.1 profile passes the digest its session first reported).
+    """
     forged = find_host_owned_fields(raw)
     if forged:
         shown = ", ".join(forged[:5])
@@ -73,10 +79,8 @@ def validate_assessment(
     try:
         assessment = Assessment.model_validate(raw)
     except ValidationError as exc:
-        item = exc.errors()[0]
-        where = ".".join(str(p) for p in item["loc"]) or "(root)"
         return AssessmentCheck(
-            "malformed", f"assessment violates its schema at {where}: {item['msg']}"
+            "malformed", f"assessment violates its schema: {validation_summary(exc)}"
         )
     provider = assessment.provider
     if provider.id != provider_id:
@@ -85,12 +89,17 @@ def validate_assessment(
             f"assessment names provider {provider.id[:80]!r}, not {provider_id!r}",
             assessment,
         )
-    expected = expected_config_digest(provider_id, capability_version, configuration)
+    expected = expected_digest or expected_config_digest(
+        provider_id, capability_version, configuration
+    )
     if provider.config_digest != expected:
+        what = (
+            "changed within the session"
+            if expected_digest
+            else "does not match the configuration sent"
+        )
         return AssessmentCheck(
-            "malformed",
-            f"provider.configDigest does not match the configuration sent (expected {expected})",
-            assessment,
+            "malformed", f"provider.configDigest {what} (expected {expected})", assessment
         )
     valid = assessment.valid_as_of
     if _baseline_key(valid.baseline.wire()) != _baseline_key(baseline):
@@ -119,6 +128,9 @@ def validate_assessment(
     check = AssessmentCheck(STATUS_REASONS.get(assessment.status), "", assessment)
     if check.reason is not None:
         check.detail = f"provider reported status {assessment.status}"
+        reasons = provider_reasons(raw.get("coverage") if isinstance(raw, dict) else None)
+        if reasons:
+            check.detail += f"; {reasons}"
     prefixes = tuple(f"{source}/" for source in declared_sources)
     for index, diagnostic in enumerate(assessment.diagnostics):
         wire = _contain(diagnostic.model_dump(by_alias=True, exclude_none=True))

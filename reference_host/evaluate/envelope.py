@@ -27,16 +27,20 @@ def decision_envelope(
     policy_digest: str,
     baseline: dict[str, Any],
     changeset_digest: str | None,
+    notes: str = "",
 ) -> dict[str, Any]:
     """The evaluateChangesetResult for *outcome*, valid as of *baseline*'s rev and the blobs read.
 
     `pass` is derived from the decision here and nowhere else; `changesetDigest` is present
-    whenever the request carried a ChangeSet the host could digest.
+    whenever the request carried a ChangeSet the host could digest. *notes* (settings in force,
+    mapped asp/0.1 answers) extend `assurance.detail`, which the receipt binds too.
     """
     valid: dict[str, Any] = {"rev": baseline["rev"]}
     if outcome.blobs:
         valid["blobs"] = outcome.blobs
     assurance = assurance_block(ctx.assurance_mode)
+    if notes:
+        assurance["detail"] = f"{assurance['detail']}. {notes}"
     req_digest = request_digest(method, raw_params)
     envelope: dict[str, Any] = {
         "pass": outcome.decision == "allow",

@@ -25,7 +25,7 @@ from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.evaluate.envelope import decision_envelope
 from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
 from reference_host.evaluate.runs import ProviderRuns
-from reference_host.receipts import Clock
+from reference_host.receipts import Clock, provider_notes
 from reference_host.trust.policy import POLICY_PATH, touches_policy
 
 
@@ -113,6 +113,7 @@ class Evaluation:
             policy_digest=policy.digest,
             baseline=self.baseline,
             changeset_digest=self.digest,
+            notes=provider_notes(self.providers.notes),
         )
 
 

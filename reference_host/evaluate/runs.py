@@ -71,6 +71,8 @@ class ProviderRuns:
         self.rpc = rpc
         self.baseline = request.changeset["baseline"]
         self.digest = digest
+        # Host-authored notes per provider (mapped 0.1 answers, settings in force) for the result.
+        self.notes: dict[str, list[str]] = {}
 
     async def invoke(
         self,
@@ -109,12 +111,31 @@ class ProviderRuns:
             blobs,
             lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty),
         )
-        params = {
+        params: dict[str, Any] = {
             "changeset": self.request.changeset,
             "scope": "changeset",
             "comparison": self.request.comparison,
             "callSite": self.request.call_site,
         }
+        settings = session.installed.settings
+        configuration = settings.configuration if settings else None
+        profile = session.profile
+        notes = self.notes.setdefault(provider_id, [])
+        if settings is not None:
+            notes.append(settings.summary())
+        if profile is not None:
+            checks = settings.checks if settings else None
+            unknown = profile.unknown_checks(checks)
+            if unknown:
+                return Invocation(
+                    "unsupported",
+                    f"trusted settings select checks the provider does not list: {', '.join(unknown)[:300]}",
+                    session.state,
+                    initialized=True,
+                )
+            params = profile.evaluate_params(params, checks)
+        elif configuration is not None:
+            params["configuration"] = configuration
         async with session.lock:
             try:
                 raw = await ctx.supervisor.request(
@@ -136,12 +157,18 @@ class ProviderRuns:
                     health=failure.health,
                     initialized=True,
                 )
+            expected_digest = None
+            if profile is not None:
+                raw, mapped = profile.map_assessment(raw)
+                expected_digest = profile.expected_config_digest(raw)
+                notes.append(profile.result_note(mapped))
             check = validate_assessment(
                 raw,
                 provider_id=provider_id,
                 declared_sources=session.check.diagnostic_sources,
                 capability_version=session.check.capability_version,
-                configuration=None,
+                configuration=configuration,
+                expected_digest=expected_digest,
                 baseline=self.baseline,
                 changeset_digest=self.digest,
                 served_now=scope.served,

@@ -1,6 +1,7 @@
 """`asp-fake-provider`: a scriptable check provider for hostile-host tests, behaviour chosen by argv only.
 
-`python -m reference_host.providers.fake --behavior B [--id ID] [--protocol asp/1.0] [--hang-seconds N]`.
+`python -m reference_host.providers.fake --behavior B [--id ID] [--protocol asp/1.0] [--hang-seconds N]`;
+`--protocol asp/0.1` speaks the recorded 0.1 dialect (`fake_v01.py`).
 Everything a behaviour does not deliberately break is exactly valid: the clean Assessment passes
 check-assessment.schema.json, the forged ones fail it the way the official host-owned fixtures do.
 The clean path reads every `after` blob of the changeset through `workspace/readBlob` and reports
@@ -19,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from asp_protocol import ASP_PROTOCOL_VERSION, CHECK_CAPABILITY_VERSION
+from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION, CHECK_CAPABILITY_VERSION
 from asp_protocol.canonical import blob_id, config_digest, digest, digest_bytes
 from asp_protocol.errors import AspError, ErrorCode
 from reference_host.providers.assessment import (
@@ -309,6 +310,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.protocol == ASP_LEGACY_PROTOCOL_VERSION:
+        from reference_host.providers.fake_v01 import LegacyFakeProvider
+
+        return run_stdio(
+            LegacyFakeProvider(args.behavior, provider_id=args.id, hang_seconds=args.hang_seconds)
+        )
     provider = FakeProvider(
         args.behavior,
         provider_id=args.id,

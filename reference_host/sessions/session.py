@@ -34,7 +34,9 @@ from asp_protocol.vocabulary import (
 )
 from asp_protocol.wire import Closed, WireModel
 from reference_host import HOST_NAME, __version__
+from reference_host.diagnosis import validation_summary
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
+from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
 
@@ -118,6 +120,10 @@ class ProviderSession(CallbackServer):
         self.workspace_root = workspace_root
         self.assurance_mode = assurance_mode
         self.protocol_version = installed.protocol_version
+        # The asp/0.1 compatibility profile (compat_v01.py), only when the manifest negotiates 0.1.
+        self.profile = (
+            LegacyProfile() if self.protocol_version == ASP_LEGACY_PROTOCOL_VERSION else None
+        )
         self.process: Process | None = None
         self.endpoint: JsonRpcEndpoint | None = None
         self.state: LifecycleState = "launched"
@@ -242,7 +248,7 @@ class ProviderSession(CallbackServer):
     def _malformed(self, what: str, exc: ValidationError) -> SessionFailure:
         self.state = "malformed"
         return SessionFailure(
-            "malformed", "malformed", f"malformed {what}: {_first(exc)}", counts=True
+            "malformed", "malformed", f"malformed {what}: {validation_summary(exc)}", counts=True
         )
 
     def _accept_initialize(self, raw: Any) -> None:
@@ -265,6 +271,8 @@ class ProviderSession(CallbackServer):
                 "provider does not advertise the required check capability",
                 counts=False,
             )
+        if self.profile is not None:
+            block = self.profile.map_capability(block)
         try:
             self.check = CheckCapability.model_validate(block)
         except ValidationError as exc:
@@ -361,7 +369,13 @@ class ProviderSession(CallbackServer):
                         await stream.aclose()
 
     async def shutdown(self, grace: float = 1.0) -> None:
-        """Polite `shutdown` + `exit`, then kill whatever is left."""
+        """Polite `shutdown` + `exit`, then kill whatever is left (0.1: close stdin, terminate)."""
+        if self.profile is not None:
+            if self.alive:
+                self.state = "shutting-down"
+            await end_quietly(self.process, self.endpoint, grace)
+            await self.kill()
+            return
         if self.alive and self.endpoint is not None:
             self.state = "shutting-down"
             with anyio.move_on_after(grace):
@@ -372,8 +386,3 @@ class ProviderSession(CallbackServer):
                     pass
                 await self.exited.wait()
         await self.kill()
-
-
-def _first(error: ValidationError) -> str:
-    item = error.errors()[0]
-    return f"{'.'.join(str(p) for p in item['loc']) or '(root)'}: {item['msg']}"

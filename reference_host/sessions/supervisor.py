@@ -162,7 +162,9 @@ class Supervisor:
                 )
             warm = record.sessions.get(family)
             if warm is not None and warm.alive and warm.state == "active":
-                return warm
+                if warm.profile is None or not warm.profile.restart_needed(warm.baseline, baseline):
+                    return warm
+                await warm.shutdown()  # an asp/0.1 provider ignores baselineChanged
             if warm is not None and warm.alive:
                 await warm.kill()
             assert record.installed is not None

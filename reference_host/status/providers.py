@@ -216,6 +216,21 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
 
 
 def _detail(record: ProviderRecord) -> str:
+    """Lifecycle, then the negotiated protocol of each running session and the settings in force."""
+    extra = [
+        f"{family} session negotiated {session.protocol_version}"
+        + (" (asp/0.1 compatibility profile)" if session.profile is not None else "")
+        for family, session in record.sessions.items()
+        if session.alive
+    ]
+    settings = record.installed.settings if record.installed else None
+    if settings is not None:
+        extra.append(settings.summary())
+    base = _lifecycle_detail(record)
+    return "; ".join([base, *extra])[:1000] if extra else base
+
+
+def _lifecycle_detail(record: ProviderRecord) -> str:
     if record.quarantined:
         return f"quarantined: {record.last_detail}"[:500]
     if not record.launched:

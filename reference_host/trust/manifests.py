@@ -30,6 +30,12 @@ from reference_host.providers import (
     BuiltinProvider,
 )
 from reference_host.trust.policy import PinnedProvider
+from reference_host.trust.settings import (
+    SETTINGS_NAME,
+    ProviderSettings,
+    SettingsError,
+    load_settings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +146,7 @@ class InstalledProvider:
     checksums_ok: bool = True
     checksum_detail: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    settings: ProviderSettings | None = None
 
     @property
     def launchable(self) -> bool:
@@ -281,7 +288,19 @@ def discover(trusted_dir: Path | None) -> dict[str, InstalledProvider]:
             found[installed.id] = installed
     elif trusted_dir is not None:
         log.warning("trusted dir %s does not exist", trusted_dir)
+    if trusted_dir is not None and trusted_dir.is_dir():
+        for installed in found.values():
+            _attach_settings(installed, trusted_dir / installed.id)
     return found
+
+
+def _attach_settings(installed: InstalledProvider, directory: Path) -> None:
+    """Settings beside the manifest (built-ins too); bad settings make the provider unlaunchable."""
+    try:
+        installed.settings = load_settings(directory, installed.protocol_version)
+    except SettingsError as exc:
+        installed.state = "malformed"
+        installed.detail = f"{SETTINGS_NAME}: {exc}"[:500]
 
 
 @dataclass(frozen=True)

@@ -448,7 +448,13 @@ def test_core_provider_quarantined(pool: HostPool) -> None:
     [
         Fake("version-refusal"),
         Fake("clean", id="fake-speaks-0-1", protocol="asp/0.1"),
-        Fake("clean", id="fake-legacy", protocol="asp/0.1", manifest_protocols=("asp/0.1",)),
+        Fake(
+            "clean",
+            id="fake-legacy",
+            protocol="asp/0.1",
+            manifest_protocols=("asp/0.1",),
+            settings=(("checks", ("fake.lines",)),),
+        ),
     ],
     ids=["version-refusal", "protocol-mismatch", "legacy-0.1-per-manifest"],
 )

@@ -12,6 +12,8 @@ from asp_protocol.canonical import changeset_digest, config_digest
 from asp_protocol.errors import AspError, ConnectionClosed, RequestTimeout
 from asp_protocol.host_owned import find_host_owned_fields
 from reference_host.providers.fake import BEHAVIORS, CRASH_STATUS, OUT_OF_GRANT_PROBE, UNREAD_BLOB
+from reference_host.sessions.compat_v01 import LegacyProfile
+from reference_host.sessions.session import CheckCapability
 from tests.support.definitions import assert_valid, load_json, schema_errors
 from tests.support.provider_host import ProviderHost, provider_host, wait_exit
 
@@ -157,10 +159,16 @@ async def test_version_refusal_and_exact_negotiation() -> None:
             await host.initialize("asp/1.0")
         assert skew.value.code == -32014
         result = await host.initialize("asp/0.1")
-        assert_valid(result, "initialize.schema.json#/$defs/result")
+        # the 0.1 dialect as recorded in the field: not a v1 capability block ...
+        assert schema_errors(result, "initialize.schema.json#/$defs/result")
+        assert "rules" in result["capabilities"]["check"]
         await host.initialized()
-        legacy = params(host, callSite="gate")
-        assert_valid(await host.evaluate(legacy), ASSESSMENT)
+        raw = await host.evaluate(params(host, callSite="gate", checks=["fake.lines"]))
+        assert "durationMs" in raw["timing"] and schema_errors(raw, ASSESSMENT)
+        # ... which the host's profile maps to schema-valid v1 (tests/host/test_compat_v01.py)
+        profile = LegacyProfile()
+        CheckCapability.model_validate(profile.map_capability(result["capabilities"]["check"]))
+        assert_valid(profile.map_assessment(raw)[0], ASSESSMENT)
 
 
 async def test_crash_on_initialize_exits_with_status_3() -> None:

@@ -58,6 +58,7 @@ class Fake:
     installed: bool = True
     bin: str | None = None
     manifest_extra: tuple[tuple[str, Any], ...] = ()
+    settings: tuple[tuple[str, Any], ...] = ()  # trusted provider-settings.json, when given
 
     @property
     def tampered(self) -> bool:
@@ -225,6 +226,9 @@ def prepare(root: Path, config: HostConfig) -> tuple[Path, Path, dict[str, Any] 
             validate_if_possible(manifest, "server-manifest.schema.json")
         (trusted / fake.pid).mkdir()
         (trusted / fake.pid / "asp-server.json").write_text(json.dumps(manifest, indent=2))
+        if fake.settings:
+            settings = json.dumps(dict(fake.settings), indent=2)
+            (trusted / fake.pid / "provider-settings.json").write_text(settings)
     files: dict[str, str | bytes] = {**DEFAULT_FILES, **dict(config.extra_files)}
     policy = policy_for(config) if config.with_policy else None
     if policy is not None:
