@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 from anyio.abc import Process
@@ -36,13 +36,15 @@ from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ConnectionClosed, RequestTimeout
 from asp_protocol.host_owned import find_host_owned_fields
 from asp_protocol.jsonrpc import JsonRpcEndpoint
+from asp_protocol.models import Evidence
+from asp_protocol.vocabulary import Comparison
 
 log = logging.getLogger(__name__)
 
 LEGACY_CAPABILITY_VERSION = "check/0.1"
 V1_SCOPES = ("changeset", "workspace")
-V1_COMPARISONS = ("introduced", "all", "resolved")
-V1_EVIDENCE_KINDS = frozenset({"trace", "artifact", "metric", "message", "reference"})
+V1_COMPARISONS: tuple[str, ...] = get_args(Comparison)
+V1_EVIDENCE_KINDS = frozenset(get_args(Evidence.model_fields["kind"].annotation))
 CAPABILITY_KEYS = frozenset(
     {
         "capabilityVersion",
