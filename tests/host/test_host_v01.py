@@ -7,6 +7,7 @@ trusted manifest negotiates asp/0.1 and a trusted `provider-settings.json` selec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from tests.support.gitrepo import git
 from tests.support.host_checks import server
 from tests.support.host_pool import HostPool
-from tests.support.host_scenarios import REQ, one_provider
+from tests.support.host_scenarios import REQ, HostConfig, one_provider
 
 EDIT = {"src/app.py": "def add(a, b):\n    return a + b + 0\n"}
 CHECKS = ("fake.lines",)
@@ -131,3 +132,30 @@ def test_status_shows_protocol_and_settings_and_baseline_moves_restart(pool: Hos
     again = hut.evaluate("gate", hut.changeset({"src/app.py": "Y = 3\n"}))
     assert again["decision"] == "allow", again["coverage"]
     assert hut.stop() == 0, "ending a 0.1 session (-32601 on shutdown) leaves the host clean"
+
+
+BUILTIN = "asp-python-check"
+UNDEFINED = {"src/uses_undefined.py": "print(undefined_name)\n"}
+
+
+def _builtin(settings: str) -> HostConfig:
+    return HostConfig(with_policy=False, trusted_settings=((BUILTIN, settings),))
+
+
+def test_builtin_provider_takes_its_configuration_from_trusted_settings(pool: HostPool) -> None:
+    settings = json.dumps({"configuration": {"disabledRules": ["python/undefined-name"]}})
+    hut = pool.get(_builtin(settings))
+    result = hut.evaluate("gate", hut.changeset(UNDEFINED))
+    # the rule is off, and the provider's configDigest matched the configuration the host sent
+    assert result["decision"] == "allow", result["coverage"]
+    assert "configuration keys disabledRules" in _notes(result)
+    detail = server(hut.status(), BUILTIN)["detail"]
+    assert "settings sha256:" in detail and "negotiated asp/1.0" in detail
+
+
+def test_bad_trusted_settings_fail_closed_naming_the_key(pool: HostPool) -> None:
+    hut = pool.get(_builtin(json.dumps({"configuration": {}, "chekcs": ["x"]})))
+    result = hut.evaluate("gate", hut.changeset(UNDEFINED))
+    assert result["decision"] == "indeterminate"
+    entry = next(d for d in result["coverage"]["degraded"] if d["source"] == BUILTIN)
+    assert "provider-settings.json: unknown key 'chekcs'" in entry["detail"]

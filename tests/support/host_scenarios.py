@@ -99,6 +99,8 @@ class HostConfig:
     assurance: str | None = None
     with_policy: bool = True
     extra_files: tuple[tuple[str, str], ...] = field(default=())
+    # (provider id, provider-settings.json text) for providers without a Fake (e.g. built-ins)
+    trusted_settings: tuple[tuple[str, str], ...] = ()
 
     def fakes(self) -> list[Fake]:
         seen: dict[str, Fake] = {}
@@ -229,6 +231,9 @@ def prepare(root: Path, config: HostConfig) -> tuple[Path, Path, dict[str, Any] 
         if fake.settings:
             settings = json.dumps(dict(fake.settings), indent=2)
             (trusted / fake.pid / "provider-settings.json").write_text(settings)
+    for provider_id, text in config.trusted_settings:
+        (trusted / provider_id).mkdir(exist_ok=True)
+        (trusted / provider_id / "provider-settings.json").write_text(text)
     files: dict[str, str | bytes] = {**DEFAULT_FILES, **dict(config.extra_files)}
     policy = policy_for(config) if config.with_policy else None
     if policy is not None:
