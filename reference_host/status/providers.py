@@ -1,12 +1,14 @@
 """Per-provider state as status, capabilities and authority status show it (never launches).
 
-One provider's enrollment (which requirements pin it, at which call-sites), what degrades it per
-capability family right now, and its `serverStatus` object.
+One provider's view for one request (`Enrollment`): which requirements pin it and at which
+call-sites, each pin checked once against the trusted manifest with the authorityEvidence it
+yields, its lifecycle read once, and what degrades it per served capability family. Every status
+result, roll-up and receipt reads this view; nothing recomputes a pin check or a degradation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from asp_protocol.vocabulary import (
@@ -15,10 +17,12 @@ from asp_protocol.vocabulary import (
     CallSite,
     CapabilityFamily,
     DegradationReason,
+    LifecycleState,
 )
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.sessions.supervisor import ProviderRecord
+from reference_host.trust.manifests import PinCheck
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 
 SERVED: tuple[CapabilityFamily, ...] = (
@@ -28,14 +32,26 @@ SERVED: tuple[CapabilityFamily, ...] = (
 
 
 @dataclass
+class Pin:
+    """One requirement's pin of the provider, checked once against the trusted manifest."""
+
+    requirement_id: str
+    pin: PinnedProvider
+    check: PinCheck
+    evidence: dict[str, Any]  # the authorityEvidence the check yields (no call-site)
+
+
+@dataclass
 class Enrollment:
-    """One provider as policy and the trusted environment see it."""
+    """One provider as policy and the trusted environment see it, for one request."""
 
     id: str
     record: ProviderRecord
-    pins: list[tuple[str, PinnedProvider]]  # (requirement id, pin)
-    required_for: list[CallSite]
-    optional_for: list[CallSite]
+    pins: list[Pin] = field(default_factory=list)
+    required_for: list[CallSite] = field(default_factory=list)
+    optional_for: list[CallSite] = field(default_factory=list)
+    lifecycle: LifecycleState = "exited"
+    degraded: dict[CapabilityFamily, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def role(self) -> str:
@@ -43,16 +59,16 @@ class Enrollment:
 
 
 def enrollments(ctx: HostContext, policy: EffectivePolicy) -> list[Enrollment]:
-    """Policy-pinned providers first, then installed providers no requirement names."""
+    """Policy-pinned providers first, then installed providers no requirement names; each with
+    its pins checked, its lifecycle and its degradations per served family, computed once."""
     found: dict[str, Enrollment] = {}
     for requirement in policy.config.requirements if policy.config else []:
         for pin in requirement.authority.providers:
             entry = found.get(pin.id)
             if entry is None:
-                entry = found[pin.id] = Enrollment(
-                    pin.id, ctx.supervisor.record(pin.id), [], [], []
-                )
-            entry.pins.append((requirement.id, pin))
+                entry = found[pin.id] = Enrollment(pin.id, ctx.supervisor.record(pin.id))
+            check, evidence = ctx.authority(pin, requirement.id, policy)
+            entry.pins.append(Pin(requirement.id, pin, check, evidence))
             for site in CALL_SITES:
                 if requirement.id in policy.required_ids(site) and site not in entry.required_for:
                     entry.required_for.append(site)
@@ -60,21 +76,20 @@ def enrollments(ctx: HostContext, policy: EffectivePolicy) -> list[Enrollment]:
                     entry.optional_for.append(site)
     for provider_id in ctx.providers:
         if provider_id not in found:
-            found[provider_id] = Enrollment(
-                provider_id, ctx.supervisor.record(provider_id), [], [], []
-            )
+            found[provider_id] = Enrollment(provider_id, ctx.supervisor.record(provider_id))
+    for entry in found.values():
+        entry.lifecycle = entry.record.current_lifecycle()
+        entry.degraded = {family: _degraded(entry, family) for family in SERVED}
     return list(found.values())
 
 
-def provider_degraded(
-    ctx: HostContext, policy: EffectivePolicy, entry: Enrollment, family: str = "check"
-) -> list[dict[str, Any]]:
+def _degraded(entry: Enrollment, family: CapabilityFamily) -> list[dict[str, Any]]:
     """What stops this provider from serving *family* for its requirements right now."""
     record = entry.record
     out: list[dict[str, Any]] = []
-    requirement = entry.pins[0][0] if entry.pins else None
+    requirement = entry.pins[0].requirement_id if entry.pins else None
     installed = record.installed
-    state = record.current_lifecycle()
+    state = entry.lifecycle
 
     def add(
         reason: DegradationReason,
@@ -111,14 +126,13 @@ def provider_degraded(
         add(record.last_reason, record.last_detail, state)
     if installed.declares_write:
         add("direct-write-risk", "manifest declares filesystem write access", state)
-    for requirement_id, pin in entry.pins:
-        check, _ = ctx.authority(pin, requirement_id, policy)
-        if not check.granted:
+    for pin in entry.pins:
+        if not pin.check.granted:
             add(
                 "missing-authority",
-                "pin does not match: " + "; ".join(check.mismatches),
+                "pin does not match: " + "; ".join(pin.check.mismatches),
                 state,
-                requirement_id,
+                pin.requirement_id,
             )
     return out
 
@@ -126,8 +140,8 @@ def provider_degraded(
 def _pinned_families(policy: EffectivePolicy, entry: Enrollment) -> list[str]:
     """Without a manifest, a provider is expected to serve what its requirements ask for."""
     families: list[str] = []
-    for requirement_id, _ in entry.pins:
-        requirement = policy.requirement(requirement_id)
+    for pin in entry.pins:
+        requirement = policy.requirement(pin.requirement_id)
         for family in requirement.capabilities if requirement else ():
             if family not in families:
                 families.append(family)
@@ -143,10 +157,9 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
         if manifest and manifest.capabilities
         else _pinned_families(policy, entry)
     )
-    lifecycle = record.current_lifecycle()
+    lifecycle = entry.lifecycle
     if entry.pins:
-        requirement_id, pin = entry.pins[0]
-        _, evidence = ctx.authority(pin, requirement_id, policy)
+        evidence = entry.pins[0].evidence
     else:
         evidence = {
             "identity": manifest.provenance.publisher if manifest else entry.id,
@@ -185,7 +198,7 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
             "advertised": advertised,
             "available": served and usable,
             "lifecycleState": lifecycle,
-            "degraded": provider_degraded(ctx, policy, entry, family) if served else [],
+            "degraded": entry.degraded[family] if served else [],
         }
     status: dict[str, Any] = {
         "id": entry.id,

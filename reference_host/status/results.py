@@ -22,7 +22,6 @@ from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.status.providers import (
     Enrollment,
     enrollments,
-    provider_degraded,
     server_status,
 )
 from reference_host.status.rollups import capability_coverage, gate_statuses
@@ -85,12 +84,11 @@ def _status_receipt(
     enrolled = [e for e in snap.entries if e.pins]
     evidence, provenance, ids = [], [], []
     for entry in enrolled:
-        requirement_id, pin = entry.pins[0]
-        check, item = ctx.authority(pin, requirement_id, snap.policy)
-        evidence.append(item)
+        pin = entry.pins[0]
+        evidence.append(pin.evidence)
         if entry.record.installed is not None:
-            provenance.append(ctx.provenance(entry.id, "check", check))
-        ids.extend([entry.id, requirement_id])
+            provenance.append(ctx.provenance(entry.id, "check", pin.check))
+        ids.extend([entry.id, pin.requirement_id])
     baseline = snap.state.baseline()
     return build_receipt(
         kind=kind,
@@ -179,9 +177,7 @@ def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
 def host_authority_status(ctx: HostContext, params: Any) -> dict[str, Any]:
     clock = Clock()
     snap = snapshot(ctx)
-    degraded = _unique(
-        [d for e in snap.entries if e.pins for d in provider_degraded(ctx, snap.policy, e)]
-    )
+    degraded = _unique([d for e in snap.entries if e.pins for d in e.degraded["check"]])
     receipt = _status_receipt(
         ctx, snap, "authority-status", "host/authority/status", params, clock, degraded
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
+from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE, CapabilityFamily
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
-from reference_host.status.providers import SERVED, Enrollment, provider_degraded
+from reference_host.status.providers import SERVED, Enrollment
 from reference_host.trust.policy import EffectivePolicy
 
 
@@ -39,15 +39,13 @@ def gate_statuses(
                         requirement=requirement_id,
                     )
                 )
-            family = next((f for f in SERVED if f in requirement.capabilities), "check")
+            family: CapabilityFamily = next(
+                (f for f in SERVED if f in requirement.capabilities), "check"
+            )
             for pin in requirement.authority.providers:
                 if pin.id not in providers:
                     providers.append(pin.id)
-                    degraded.extend(
-                        d
-                        for d in provider_degraded(ctx, policy, by_id[pin.id], family)
-                        if d not in degraded
-                    )
+                    degraded.extend(d for d in by_id[pin.id].degraded[family] if d not in degraded)
         gates[site] = {
             "available": not degraded,
             "requiredProviders": providers,
