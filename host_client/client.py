@@ -4,7 +4,10 @@ Use it as an async context manager; the host starts lazily on the first call. Wh
 exits every in-flight call fails at once with `HostUnavailable` (exit code, stderr tail); the next
 call restarts it after an exponential backoff; after `max_failed_starts` consecutive failed
 starts (spawn error, or exit before any answer) it stays down with the reason. This module is
-the call path; process supervision is `supervision.py`, the debug view `introspection.py`.
+the call path; it owns a `HostSupervisor` (`supervision.py`) for the process and builds the
+debug view with `introspection.py`. Typed methods exist for the calls whose parsed model someone
+reads (status, capabilities, authority status); every other method goes through `call`, which
+still checks the result against the method's model. `host/applyProposal` is never sent.
 """
 
 from __future__ import annotations
@@ -12,33 +15,21 @@ from __future__ import annotations
 import contextvars
 import time
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 from asp_protocol.errors import AspError, ConnectionClosed, ProtocolViolation, RequestTimeout
 from asp_protocol.jsonrpc import CANCEL_METHOD, ProgressCallback, WireEvent
-from asp_protocol.models import (
-    AuthorityStatusResult,
-    CapabilitiesResult,
-    DecisionEnvelope,
-    QueryInspectResult,
-    StatusResult,
-)
+from asp_protocol.models import AuthorityStatusResult, CapabilitiesResult, StatusResult
+from host_client import introspection
 from host_client.errors import HostProtocolError, HostUnavailable
-from host_client.introspection import HostIntrospection
-from host_client.methods import (
-    RESULT_MODELS,
-    ApplyProposalResult,
-    PolicyResult,
-    PutBlobResult,
-    RequestEditPlanResult,
-    WorkingChangesetResult,
-)
+from host_client.methods import NEVER_SENT, RESULT_MODELS
 from host_client.observe import LatencyStats, Trace, TraceEntry
 from host_client.process import HostInstance
 from host_client.settings import HostClientSettings
+from host_client.supervision import HostState, HostSupervisor
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _current_entry: contextvars.ContextVar[TraceEntry | None] = contextvars.ContextVar(
@@ -55,17 +46,61 @@ class Validated(Generic[ModelT]):
     model: ModelT
 
 
-class HostClient(HostIntrospection):
+class HostClient:
     """The outer-seam client for one host command; safe for many concurrent callers."""
 
     def __init__(self, settings: HostClientSettings) -> None:
         self.settings = settings
         self.stats = LatencyStats(settings.latency_window)
         self.trace = Trace(settings.trace_size)
-        self._init_supervision()
+        self.host = HostSupervisor(settings, self._on_wire)
         self._invalid_lines = 0
         self._in_flight = 0
         self.identity: dict[str, Any] = {}
+
+    # -- lifecycle (the supervisor's) -----------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.host.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.host.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the host politely and end supervision."""
+        await self.host.aclose()
+
+    async def start(self) -> None:
+        """Start the host now instead of on the first call (raises HostUnavailable)."""
+        await self.host.start()
+
+    def start_in_background(self) -> None:
+        """Begin starting the host without waiting; a failure is recorded like any failed start."""
+        self.host.start_in_background()
+
+    def reset(self) -> None:
+        """Leave the permanent `down` state so the next call tries again (an operator action)."""
+        self.host.reset()
+
+    @property
+    def pid(self) -> int | None:
+        """The running host's pid, None when no host process is up."""
+        return self.host.pid
+
+    @property
+    def state(self) -> HostState:
+        return self.host.state
+
+    def debug_info(self) -> dict[str, Any]:
+        """Everything `asp_debug_host` shows; the stderr tail is raw host text (untrusted)."""
+        return introspection.debug_info(
+            self.host,
+            stats=self.stats,
+            identity=self.identity,
+            in_flight=self._in_flight,
+            invalid_lines=self._invalid_lines,
+        )
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -84,7 +119,10 @@ class HostClient(HostIntrospection):
 
         Raises `AspError` (the host answered with an error), `RequestTimeout`, `HostUnavailable`
         or `HostProtocolError` (the reply is not an object, or fails the method's result model).
+        A method the client never sends (`host/applyProposal`) raises `ValueError` unsent.
         """
+        if method in NEVER_SENT:
+            raise ValueError(f"{method} is never sent by this client")
         entry = TraceEntry(
             method=method, call_site=call_site, origin=origin, started_at=time.time()
         )
@@ -132,7 +170,7 @@ class HostClient(HostIntrospection):
         timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> dict[str, Any]:
-        instance = await self._ensure_instance()
+        instance = await self.host.ensure_instance()
         entry.host_pid = instance.pid
 
         async def progress(value: Any) -> None:
@@ -150,23 +188,18 @@ class HostClient(HostIntrospection):
         except ConnectionClosed:
             with anyio.move_on_after(self.settings.exit_grace + 1.5):
                 await instance.dead.wait()
-            raise self._unavailable(instance) from None
+            raise self.host.unavailable(instance) from None
         except ProtocolViolation as exc:
-            self._mark_answered(instance)
+            self.host.mark_answered(instance)
             raise HostProtocolError(method, str(exc)) from None
         except AspError:
-            self._mark_answered(instance)
+            self.host.mark_answered(instance)
             raise
-        self._mark_answered(instance)
+        self.host.mark_answered(instance)
         if not isinstance(result, dict):
             raise HostProtocolError(method, f"result is {type(result).__name__}, not an object")
         _remember_identity(self.identity, result)
         return result
-
-    def _mark_answered(self, instance: HostInstance) -> None:
-        instance.answered = True
-        if instance is self._instance:
-            self._failed_starts = 0
 
     # -- typed methods ------------------------------------------------------------------------
 
@@ -184,37 +217,6 @@ class HostClient(HostIntrospection):
 
     async def authority_status(self, **kw: Any) -> Validated[AuthorityStatusResult]:
         return await self._typed("host/authority/status", AuthorityStatusResult, **kw)
-
-    async def evaluate_changeset(
-        self, params: dict[str, Any], **kw: Any
-    ) -> Validated[DecisionEnvelope]:
-        return await self._typed("host/evaluateChangeset", DecisionEnvelope, params, **kw)
-
-    async def query_inspect(
-        self, params: dict[str, Any], **kw: Any
-    ) -> Validated[QueryInspectResult]:
-        return await self._typed("host/queryInspect", QueryInspectResult, params, **kw)
-
-    async def request_edit_plan(
-        self, params: dict[str, Any], **kw: Any
-    ) -> Validated[RequestEditPlanResult]:
-        return await self._typed("host/requestEditPlan", RequestEditPlanResult, params, **kw)
-
-    async def apply_proposal(
-        self, params: dict[str, Any], **kw: Any
-    ) -> Validated[ApplyProposalResult]:
-        return await self._typed("host/applyProposal", ApplyProposalResult, params, **kw)
-
-    async def working_changeset(
-        self, params: dict[str, Any] | None = None, **kw: Any
-    ) -> Validated[WorkingChangesetResult]:
-        return await self._typed("host/workingChangeset", WorkingChangesetResult, params, **kw)
-
-    async def put_blob(self, params: dict[str, Any], **kw: Any) -> Validated[PutBlobResult]:
-        return await self._typed("host/putBlob", PutBlobResult, params, **kw)
-
-    async def policy(self, **kw: Any) -> Validated[PolicyResult]:
-        return await self._typed("host/policy", PolicyResult, **kw)
 
     def _on_wire(self, instance: HostInstance, event: WireEvent) -> None:
         if event.direction == "out":

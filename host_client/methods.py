@@ -23,25 +23,12 @@ class RequestEditPlanResult(Open):
     receipt: AuditReceipt
 
 
-class ApplyProposalResult(Open):
-    applied: bool
-    proposal_id: str
-    baseline_before: dict[str, Any]
-    assurance: dict[str, Any]
-    receipt: AuditReceipt
-
-
-class WorkingChangesetResult(Open):
-    """Private reference-host helper (non-normative): only its object shape is checked."""
-
-
 class PutBlobResult(Open):
     blob_id: str = Field(pattern=OUTER_BLOB_REF_PATTERN)
 
 
-class PolicyResult(Open):
-    """Private reference-host helper (non-normative): only its object shape is checked."""
-
+NEVER_SENT = frozenset({"host/applyProposal"})
+"""Methods this client refuses to send: the bridge is read-only and never forwards an apply."""
 
 RESULT_MODELS: dict[str, type[BaseModel]] = {
     "host/status": StatusResult,
@@ -50,8 +37,5 @@ RESULT_MODELS: dict[str, type[BaseModel]] = {
     "host/evaluateChangeset": DecisionEnvelope,
     "host/queryInspect": QueryInspectResult,
     "host/requestEditPlan": RequestEditPlanResult,
-    "host/applyProposal": ApplyProposalResult,
-    "host/workingChangeset": WorkingChangesetResult,
     "host/putBlob": PutBlobResult,
-    "host/policy": PolicyResult,
 }

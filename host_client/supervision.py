@@ -1,11 +1,17 @@
 """Supervision of the host process for `HostClient`: lazy start, exit bookkeeping, backoff after
-failed starts, the permanent `down` state, and a polite stop."""
+failed starts, the permanent `down` state, and a polite stop.
+
+`HostSupervisor` is a part the client owns (composition): it knows processes, not calls. The
+client hands it the wire observer at construction, so each spawned endpoint reports its traffic
+to the client's trace.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
-from typing import Literal, Self
+from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -20,12 +26,15 @@ HostState = Literal["idle", "starting", "running", "exited", "down", "closed"]
 STDERR_TAIL_BYTES = 2048
 
 
-class HostSupervision:
-    """The process half of `HostClient` (a mixin: the client supplies `_on_wire`)."""
+WireObserver = Callable[[HostInstance, WireEvent], None]
 
-    settings: HostClientSettings
 
-    def _init_supervision(self) -> None:
+class HostSupervisor:
+    """The host process of one `HostClient`: at most one instance alive, restarted on demand."""
+
+    def __init__(self, settings: HostClientSettings, on_wire: WireObserver) -> None:
+        self.settings = settings
+        self._on_wire = on_wire
         self._stack: AsyncExitStack | None = None
         self._tg: TaskGroup | None = None
         self._instance: HostInstance | None = None
@@ -39,18 +48,12 @@ class HostSupervision:
         self._last_exit: ExitInfo | None = None
         self._down_reason: str | None = None
 
-    def _on_wire(self, instance: HostInstance, event: WireEvent) -> None:
-        raise NotImplementedError
-
     # -- lifecycle ----------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
+    async def open(self) -> None:
+        """Begin supervising (the task group restarts and exits are watched in)."""
         self._stack = AsyncExitStack()
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop the host politely (stdin EOF, then terminate, then kill) and end supervision."""
@@ -68,7 +71,7 @@ class HostSupervision:
 
     async def start(self) -> None:
         """Start the host now instead of on the first call (raises HostUnavailable)."""
-        await self._ensure_instance()
+        await self.ensure_instance()
 
     def start_in_background(self) -> None:
         """Begin starting the host without waiting; a failure is recorded like any failed start."""
@@ -77,7 +80,7 @@ class HostSupervision:
 
     async def _start_quietly(self) -> None:
         with suppress(HostUnavailable):
-            await self._ensure_instance()
+            await self.ensure_instance()
 
     @property
     def pid(self) -> int | None:
@@ -97,7 +100,39 @@ class HostSupervision:
             return "running"
         return "exited" if self._starts else "idle"
 
-    def _unavailable(self, instance: HostInstance) -> HostUnavailable:
+    @property
+    def current(self) -> HostInstance | None:
+        """The most recently spawned instance (alive or not), None before the first start."""
+        return self._instance
+
+    @property
+    def last(self) -> HostInstance | None:
+        """The last instance spawned, kept after it exits for its stderr and exit record."""
+        return self._last_instance
+
+    @property
+    def starts(self) -> int:
+        return self._starts
+
+    @property
+    def failed_starts(self) -> int:
+        return self._failed_starts
+
+    @property
+    def down_reason(self) -> str | None:
+        return self._down_reason
+
+    @property
+    def last_exit(self) -> ExitInfo | None:
+        return self._last_exit
+
+    def mark_answered(self, instance: HostInstance) -> None:
+        """The host answered a call: it started well, so the failed-start count resets."""
+        instance.answered = True
+        if instance is self._instance:
+            self._failed_starts = 0
+
+    def unavailable(self, instance: HostInstance) -> HostUnavailable:
         info = instance.exit
         if info is None:
             return HostUnavailable(
@@ -108,7 +143,8 @@ class HostSupervision:
 
     # -- supervision --------------------------------------------------------------------------
 
-    async def _ensure_instance(self) -> HostInstance:
+    async def ensure_instance(self) -> HostInstance:
+        """The running instance, started (after any backoff) when there is none."""
         instance = self._instance
         if instance is not None and instance.alive:
             return instance

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.jsonrpc import RequestContext
+from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from reference_host.trust.grants import in_grant
 
 log = logging.getLogger("reference_host.sessions.session")
@@ -47,19 +47,28 @@ def _encode(data: bytes) -> dict[str, str]:
 
 
 class CallbackServer:
-    """The callback handlers of `ProviderSession`; `scope` is set only while a request runs.
+    """The host callbacks one provider session serves (a part the session owns).
 
-    `standing` is the baseline-only scope an inspect session keeps between requests, so that an
-    index build the provider started for a request may finish after that request ended: it
-    serves the blobs of the last baseline the session was asked about (never a changeset's),
-    inside the same read grant and with its own callback budget.
+    `scope` is set only while a request runs. `standing` is the baseline-only scope an inspect
+    session keeps between requests, so that an index build the provider started for a request may
+    finish after that request ended: it serves the blobs of the last baseline the session was
+    asked about (never a changeset's), inside the same read grant and with its own callback budget.
+    `grant` is the narrowed read grant sent in `initialized`; `served_ever` every blob served.
     """
 
-    id: str
-    grant: list[str]
-    scope: EvaluationScope | None
-    standing: EvaluationScope | None = None
-    served_ever: set[str]
+    def __init__(self, provider_id: str) -> None:
+        self.id = provider_id
+        self.grant: list[str] = []
+        self.scope: EvaluationScope | None = None
+        self.standing: EvaluationScope | None = None
+        self.served_ever: set[str] = set()
+
+    def register(self, endpoint: JsonRpcEndpoint) -> None:
+        """Serve the callbacks on the provider's endpoint."""
+        endpoint.register("workspace/listTree", self._list_tree)
+        endpoint.register("workspace/readBlob", self._read_blob)
+        endpoint.register("workspace/putBlob", self._put_blob)
+        endpoint.on_notification("window/logMessage", self._log_message)
 
     def _scope_for_callback(self) -> EvaluationScope:
         scope = self.scope or self.standing

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from asp_protocol.vocabulary import CapabilityFamily
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
+from reference_host.trust.manifests import InstalledProvider
 
 INSPECT_VERBS = ("symbols", "references", "callers", "callees", "impact")
 INDEXING = "indexing"
@@ -23,8 +24,13 @@ class InspectProviderSession(ProviderSession):
     """A provider session whose required capability is `inspect` (or its legacy alias `sense`)."""
 
     family: ClassVar[CapabilityFamily] = "inspect"
-    inspect: dict[str, Any] | None = None
-    indexing: str | None = None  # the provider's last "indexing" progress during this request
+
+    def __init__(
+        self, installed: InstalledProvider, workspace_root: str, assurance_mode: str
+    ) -> None:
+        super().__init__(installed, workspace_root, assurance_mode)
+        self.inspect: dict[str, Any] | None = None  # the accepted inspect capability block
+        self.indexing: str | None = None  # the provider's last "indexing" progress this request
 
     async def scoped_request(
         self,
@@ -37,7 +43,7 @@ class InspectProviderSession(ProviderSession):
         """The base request, plus: the baseline part of *scope* stays readable after it ends (the
         provider's index build may outlive the request), and "indexing" progress is remembered so
         a deadline hit while indexing is not taken for a hung provider."""
-        self.standing = EvaluationScope(
+        self.callbacks.standing = EvaluationScope(
             baseline=scope.baseline, index=scope.index, referenced={}, load=scope.load
         )
         self.indexing = None

@@ -102,7 +102,7 @@ class SessionFailure(Exception):
         self.health = reason in HEALTH_REASONS if health is None else health
 
 
-class ProviderSession(CallbackServer):
+class ProviderSession:
     """A live provider process and its JSON-RPC endpoint, required to serve one capability family.
 
     This class serves `check`; a subclass per other family (`InspectProviderSession`) overrides
@@ -129,15 +129,18 @@ class ProviderSession(CallbackServer):
         self.state: LifecycleState = "launched"
         self.init: InitializeResult | None = None
         self.check: CheckCapability | None = None
-        self.grant: list[str] = []
+        self.callbacks = CallbackServer(self.id)
         self.requests_write = False
         self.baseline: dict[str, Any] | None = None
-        self.scope: EvaluationScope | None = None
-        self.served_ever: set[str] = set()
         self.stderr_tail: deque[bytes] = deque()
         self._stderr_size = 0
         self.lock = anyio.Lock()
         self.exited = anyio.Event()
+
+    @property
+    def served_ever(self) -> set[str]:
+        """Every blob id this session's provider has been served (for the host's checks)."""
+        return self.callbacks.served_ever
 
     @property
     def alive(self) -> bool:
@@ -175,10 +178,7 @@ class ProviderSession(CallbackServer):
         self.endpoint = JsonRpcEndpoint(
             self.process.stdout, self.process.stdin, name=f"provider:{self.id}"
         )
-        self.endpoint.register("workspace/listTree", self._list_tree)
-        self.endpoint.register("workspace/readBlob", self._read_blob)
-        self.endpoint.register("workspace/putBlob", self._put_blob)
-        self.endpoint.on_notification("window/logMessage", self._log_message)
+        self.callbacks.register(self.endpoint)
         tg.start_soon(self._run)
         self.state = "initializing"
         self.baseline = baseline
@@ -199,13 +199,13 @@ class ProviderSession(CallbackServer):
         except SessionFailure:
             await self.kill()
             raise
-        self.grant = narrow_read(
+        self.callbacks.grant = narrow_read(
             self.init.requested_permissions.read
             if self.init and self.init.requested_permissions
             else None
         )
         granted = {
-            "read": self.grant,
+            "read": self.callbacks.grant,
             "write": False,
             "network": False,
             "resourceLimits": {**RESOURCE_LIMITS, "wallclockMs": int(timeout * 1000)},
@@ -341,13 +341,13 @@ class ProviderSession(CallbackServer):
         if self.baseline != scope.baseline:
             await self.endpoint.notify("workspace/baselineChanged", {"baseline": scope.baseline})
             self.baseline = scope.baseline
-        self.scope = scope
+        self.callbacks.scope = scope
         try:
             return await self.endpoint.request(
                 method, params, timeout=timeout, on_progress=on_progress
             )
         finally:
-            self.scope = None
+            self.callbacks.scope = None
 
     # -- callbacks ------------------------------------------------------------------------------
 
