@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asp_protocol.errors import AspError, RequestTimeout
+from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
 from bridge import label
 from bridge.fence import cap_string, clean_text
 from host_client import HostProtocolError, HostUnavailable
@@ -19,6 +19,24 @@ HOST_FAILURES: tuple[type[Exception], ...] = (
     HostUnavailable,
     HostProtocolError,
 )
+
+
+# JSON-RPC codes a custom method answers with when there is no host error code to pass on.
+REFUSED_CODE = ErrorCode.SCOPE_DENIED.value.code  # -32012, failClass policy
+TIMEOUT_CODE = -32001  # MCP REQUEST_TIMEOUT
+UNAVAILABLE_CODE = ErrorCode.HEALTH_NOT_READY.value.code  # -32010, failClass health
+PROTOCOL_CODE = ErrorCode.INTERNAL_ERROR.value.code  # -32603
+
+
+def json_rpc_code(exc: Exception) -> int:
+    """The code a custom method answers with for one of HOST_FAILURES: the host's own when it sent one."""
+    if isinstance(exc, AspError):
+        return exc.code
+    if isinstance(exc, RequestTimeout):
+        return TIMEOUT_CODE
+    if isinstance(exc, HostUnavailable):
+        return UNAVAILABLE_CODE
+    return PROTOCOL_CODE
 
 
 def bridge_error(exc: Exception, method: str) -> label.BridgeError:

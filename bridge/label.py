@@ -1,4 +1,4 @@
-"""The ONE place the non-authoritative label lives (DESIGN §5).
+"""The ONE place the non-authoritative label lives: result envelopes, result and tool `_meta`.
 
 Every tool result and every extension result is built here: an envelope with
 `nonAuthoritative: true`, an `authority` block that can never satisfy a gate, the host method and
@@ -85,6 +85,7 @@ class TextLimits:
 
 
 def label_meta(binding: Binding) -> dict[str, Any]:
+    """The `_meta` of every result: the same non-authoritative flag as the envelope."""
     return {
         LABEL_KEY: {
             "nonAuthoritative": True,
@@ -95,7 +96,19 @@ def label_meta(binding: Binding) -> dict[str, Any]:
     }
 
 
-def _headline(tool: str, method: str | None, call_site: str | None) -> str:
+def tool_meta(binding: Binding, host_method: str | None) -> dict[str, Any]:
+    """The `_meta` of every tool definition (ordinary and extension tools): never gate-eligible."""
+    return {
+        LABEL_KEY: {
+            "nonAuthoritative": True,
+            "gateEligible": False,
+            "binding": binding,
+            "hostMethod": host_method,
+        }
+    }
+
+
+def headline(tool: str, method: str | None, call_site: str | None) -> str:
     source = f"host method {method}" if method else "the bridge itself (no host call)"
     site = f", call-site {call_site}" if call_site else ""
     return (
@@ -104,34 +117,94 @@ def _headline(tool: str, method: str | None, call_site: str | None) -> str:
     )
 
 
-def _envelope(
+def envelope(
     binding: Binding,
     tool: str,
     method: str | None,
     call_site: str | None,
     host: dict[str, Any],
     latency_ms: float,
-    **outcome: Any,
-) -> Envelope:
-    """The label fields every result shares; *outcome* is the host/bridge result or the error."""
-    return Envelope(
-        authority=AuthorityLabel(binding=binding),
-        tool=tool,
-        hostMethod=method,
-        callSite=call_site,  # type: ignore[arg-type]
-        host=host,
-        latencyMs=round(latency_ms, 3),
-        **outcome,
+    *,
+    host_result: dict[str, Any] | None = None,
+    bridge_result: dict[str, Any] | None = None,
+    error: BridgeError | None = None,
+) -> dict[str, Any]:
+    """The structured content of a result, field for field what `Envelope` publishes.
+
+    Built as a plain dict: the host result is carried by reference, not copied or re-validated.
+    """
+    return {
+        "nonAuthoritative": True,
+        "authority": {
+            "authoritative": False,
+            "gateSatisfied": False,
+            "binding": binding,
+            "basis": BASIS,
+        },
+        "tool": tool,
+        "hostMethod": method,
+        "callSite": call_site,
+        "host": host,
+        "latencyMs": round(latency_ms, 3),
+        "hostResult": host_result,
+        "bridgeResult": bridge_result,
+        "error": error.model_dump(mode="json") if error is not None else None,
+    }
+
+
+def oversize(
+    host_result: dict[str, Any] | None, bridge_result: dict[str, Any] | None, limits: TextLimits
+) -> BridgeError | None:
+    """The error for a result larger than the bridge passes on, or None when it fits."""
+    carried = [part for part in (host_result, bridge_result) if part is not None]
+    size = sum(len(json.dumps(part, ensure_ascii=False).encode("utf-8")) for part in carried)
+    if size <= limits.max_result_bytes:
+        return None
+    return BridgeError(
+        reason="host-protocol-error",
+        message=f"host result of {size} bytes exceeds the bridge limit of "
+        f"{limits.max_result_bytes} bytes; it is not passed on truncated",
     )
 
 
-def _result(envelope: Envelope, text: str, *, is_error: bool, binding: Binding) -> CallToolResult:
+def _result(structured: dict[str, Any], text: str, *, binding: Binding) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=envelope.model_dump(mode="json"),
-        is_error=is_error,
+        structured_content=structured,
+        is_error=structured["error"] is not None,
         _meta=label_meta(binding),
     )
+
+
+def success_text(
+    tool: str,
+    method: str | None,
+    call_site: str | None,
+    *,
+    host_result: dict[str, Any] | None,
+    bridge_result: dict[str, Any] | None,
+    limits: TextLimits,
+    summary: str | None,
+) -> str:
+    """The text content of a success: headline, summary, then the fenced verbatim JSON."""
+    payload = host_result if host_result is not None else (bridge_result or {})
+    parts = [headline(tool, method, call_site)]
+    if summary:
+        parts.append(summary)
+    fence_label = "HOST RESULT" if host_result is not None else "BRIDGE STATE"
+    parts.append(
+        f"{'Host result' if host_result is not None else 'Bridge state (holds host text)'} "
+        "(verbatim JSON in structuredContent; strings capped here):"
+    )
+    parts.append(
+        fence_json(
+            payload,
+            label=fence_label,
+            string_limit=limits.string_chars,
+            total_limit=limits.total_chars,
+        )
+    )
+    return "\n".join(parts)
 
 
 def success(
@@ -146,50 +219,57 @@ def success(
     limits: TextLimits,
     binding: Binding = "mcp-tool",
     summary: str | None = None,
+    text: str | None = None,
 ) -> CallToolResult:
-    """A labelled result carrying *host_result* verbatim; oversized results become an error."""
-    payload = host_result if host_result is not None else (bridge_result or {})
-    carried = [part for part in (host_result, bridge_result) if part is not None]
-    size = sum(len(json.dumps(part, ensure_ascii=False).encode("utf-8")) for part in carried)
-    if size > limits.max_result_bytes:
+    """A labelled result carrying *host_result* verbatim; oversized results become an error.
+
+    *text* is the `success_text` a caller already composed (to fit a page), else it is built here.
+    """
+    too_big = oversize(host_result, bridge_result, limits)
+    if too_big is not None:
         return failure(
             tool=tool,
             method=method,
             call_site=call_site,
             host=host,
             latency_ms=latency_ms,
-            error=BridgeError(
-                reason="host-protocol-error",
-                message=f"host result of {size} bytes exceeds the bridge limit of "
-                f"{limits.max_result_bytes} bytes; it is not passed on truncated",
-            ),
+            error=too_big,
             limits=limits,
             binding=binding,
         )
-    envelope = _envelope(
+    structured = envelope(
         binding,
         tool,
         method,
         call_site,
         host,
         latency_ms,
-        hostResult=host_result,
-        bridgeResult=bridge_result,
+        host_result=host_result,
+        bridge_result=bridge_result,
     )
-    parts = [_headline(tool, method, call_site)]
-    if summary:
-        parts.append(summary)
-    label = "HOST RESULT" if host_result is not None else "BRIDGE STATE"
-    parts.append(
-        f"{'Host result' if host_result is not None else 'Bridge state (holds host text)'} "
-        "(verbatim JSON in structuredContent; strings capped here):"
-    )
-    parts.append(
-        fence_json(
-            payload, label=label, string_limit=limits.string_chars, total_limit=limits.total_chars
+    if text is None:
+        text = success_text(
+            tool,
+            method,
+            call_site,
+            host_result=host_result,
+            bridge_result=bridge_result,
+            limits=limits,
+            summary=summary,
         )
-    )
-    return _result(envelope, "\n".join(parts), is_error=False, binding=binding)
+    return _result(structured, text, binding=binding)
+
+
+def capped_error(error: BridgeError, limits: TextLimits) -> BridgeError:
+    """The message, detail and stderr tail may be host text: length-capped, in structured content too."""
+    capped: dict[str, Any] = {
+        key: cap_string(value, limits.string_chars)
+        for key in ("message", "detail")
+        if isinstance(value := getattr(error, key), str) and len(value) > limits.string_chars
+    }
+    if error.stderrTail is not None and len(error.stderrTail) > limits.string_chars:
+        capped["stderrTail"] = error.stderrTail[-limits.string_chars :]
+    return error.model_copy(update=capped) if capped else error
 
 
 def failure(
@@ -203,23 +283,14 @@ def failure(
     limits: TextLimits,
     binding: Binding = "mcp-tool",
 ) -> CallToolResult:
-    """A labelled `isError` result: never an empty success. The message, detail and stderr tail
-    may be host text, so they are length-capped here, in structured content too."""
-    capped: dict[str, Any] = {
-        key: cap_string(value, limits.string_chars)
-        for key in ("message", "detail")
-        if isinstance(value := getattr(error, key), str) and len(value) > limits.string_chars
-    }
-    if error.stderrTail is not None:
-        capped["stderrTail"] = error.stderrTail[-limits.string_chars :]
-    if capped:
-        error = error.model_copy(update=capped)
-    envelope = _envelope(binding, tool, method, call_site, host, latency_ms, error=error)
+    """A labelled `isError` result: never an empty success."""
+    error = capped_error(error, limits)
+    structured = envelope(binding, tool, method, call_site, host, latency_ms, error=error)
     code = f", ASP code {error.code}" if error.code is not None else ""
     fail_class = f", failClass {cap_string(error.failClass, 40)}" if error.failClass else ""
     exit_code = f", exit code {error.exitCode}" if error.exitCode is not None else ""
     parts = [
-        _headline(tool, method, call_site),
+        headline(tool, method, call_site),
         f"ERROR reason={error.reason}{code}{fail_class}{exit_code}. No host result was produced; "
         "treat this as unknown, never as a pass.",
     ]
@@ -242,7 +313,7 @@ def failure(
                 total_limit=limits.total_chars,
             )
         )
-    return _result(envelope, "\n".join(parts), is_error=True, binding=binding)
+    return _result(structured, "\n".join(parts), binding=binding)
 
 
 def is_labelled(meta: dict[str, Any] | None) -> bool:

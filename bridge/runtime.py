@@ -1,4 +1,4 @@
-"""The per-connection bridge state (one `HostClient`) and the single forwarding path of every tool."""
+"""The per-connection bridge state (one `HostClient`, its adapter-policy gate) and tool labelling."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
-from bridge import guard, label
-from bridge.adapter_policy import AdapterPolicyGate, surface_of
+from bridge import label
+from bridge.adapter_policy import AdapterPolicyGate
+from bridge.calls import Outcome, call_host
 from bridge.config import BridgeSettings
 from bridge.fence import fence
-from bridge.host_outcome import HOST_FAILURES, ProgressSink, bridge_error, progress_sink
+from bridge.label import Binding
 from bridge.summaries import Summarizer
 from host_client import HostClient
 
@@ -45,47 +46,57 @@ class BridgeRuntime:
         call_site: str = "interactive",
         summarize: Summarizer | None = None,
     ) -> CallToolResult:
-        """Guard, honour the adapter policy, call the host, label the outcome. The only way an
-        ordinary tool reaches the host.
+        """One host call for an ordinary tool through `calls.call_host`, labelled once.
 
         *summarize* renders a few readable lines of the result; they are fenced as host data.
         """
-        started = time.perf_counter()
-        refused = guard.refusal(method, params, call_site)
-        if refused is not None:
-            return self.failure(
-                tool,
-                method,
-                call_site,
-                started,
-                label.BridgeError(reason="refused", message=refused),
-            )
-        by_policy = await self.policy.check(self.client, surface_of(method))
-        if by_policy is not None:
-            return self.failure(tool, method, call_site, started, policy_refusal(by_policy))
-        try:
-            result = await self.client.call(
-                method,
-                params,
-                call_site=call_site,
-                origin=tool,
-                on_progress=self._progress_sink(ctx),
-            )
-        except HOST_FAILURES as exc:
-            error = bridge_error(exc, method)
-        else:
-            self.policy.observe(result)
-            return label.success(
-                tool=tool,
-                method=method,
-                call_site=call_site,
-                host=self.host_identity(),
-                latency_ms=(time.perf_counter() - started) * 1000,
-                host_result=result,
-                limits=self.limits,
-                summary=self._summary(summarize, result),
-            )
-        return self.failure(tool, method, call_site, started, error)
+        outcome = await self.call(ctx, tool=tool, method=method, params=params, call_site=call_site)
+        summary = self._summary(summarize, outcome.result) if outcome.result is not None else None
+        return self.answer(tool, outcome, summary=summary)
+
+    async def call(
+        self,
+        ctx: Context | None,
+        *,
+        tool: str,
+        method: str,
+        params: Any = None,
+        call_site: str | None = "interactive",
+    ) -> Outcome:
+        """The unlabelled outcome of one guarded host call, for tools that label a composed result."""
+        report = ctx.report_progress if ctx is not None else None
+        return await call_host(
+            self.client,
+            self.policy,
+            method,
+            params,
+            call_site=call_site,
+            origin=tool,
+            report=report,
+        )
+
+    def answer(
+        self,
+        tool: str,
+        outcome: Outcome,
+        *,
+        summary: str | None = None,
+        binding: Binding = "mcp-tool",
+    ) -> CallToolResult:
+        """Label *outcome* as a tool result (the one labelling step of a plain forwarded call)."""
+        common: dict[str, Any] = {
+            "tool": tool,
+            "method": outcome.method,
+            "call_site": outcome.call_site,
+            "host": self.host_identity(),
+            "latency_ms": outcome.latency_ms,
+            "limits": self.limits,
+            "binding": binding,
+        }
+        if outcome.result is None:
+            assert outcome.error is not None
+            return label.failure(error=outcome.error, **common)
+        return label.success(host_result=outcome.result, summary=summary, **common)
 
     def _summary(self, summarize: Summarizer | None, result: dict[str, Any]) -> str | None:
         if summarize is None:
@@ -133,10 +144,6 @@ class BridgeRuntime:
             error=error,
             limits=self.limits,
         )
-
-    def _progress_sink(self, ctx: Context | None) -> ProgressSink | None:
-        """Host `$/progress` → MCP `notifications/progress` (a no-op without a client progress token)."""
-        return progress_sink(ctx.report_progress if ctx is not None else None)
 
 
 def policy_refusal(reason: str) -> label.BridgeError:

@@ -23,19 +23,12 @@ from pydantic import ConfigDict
 
 from asp_protocol.vocabulary import CALL_SITES
 from bridge import label
-from bridge.adapter_policy import Surface, surface_of
+from bridge.adapter_policy import Surface
+from bridge.calls import CancellationLog, Guarding, Outcome, call_host, refused
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION, tools
-from bridge.ext.forward import (
-    UNAVAILABLE_CODE,
-    CancellationLog,
-    Forwarded,
-    forward,
-    refused,
-)
 from bridge.fence import cap_string, clean_text
 from bridge.host_outcome import ReportProgress
 from bridge.runtime import BridgeRuntime
-from host_client import HostUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -120,27 +113,6 @@ class AspOuterSeamExtension(Extension):
 
     # -- shared plumbing (also used by the tools) ---------------------------------------------
 
-    async def admit(self, runtime: BridgeRuntime, surface: Surface) -> Forwarded | None:
-        """Start the host if needed and apply the adapter policy; a Forwarded error refuses."""
-        started = time.perf_counter()
-        client = runtime.client
-        if client.state != "running":
-            try:
-                await client.start()
-            except HostUnavailable as exc:
-                error = label.BridgeError(
-                    reason="host-unavailable",
-                    message=exc.reason,
-                    failClass="health",
-                    exitCode=exc.exit_code,
-                    stderrTail=exc.stderr_tail or None,
-                )
-                return Forwarded(
-                    (time.perf_counter() - started) * 1000, error=error, code=UNAVAILABLE_CODE
-                )
-        reason = await runtime.policy.check(client, surface)
-        return refused(reason, started) if reason else None
-
     async def call(
         self,
         runtime: BridgeRuntime,
@@ -150,27 +122,31 @@ class AspOuterSeamExtension(Extension):
         call_site: str | None,
         origin: str,
         report: ReportProgress | None,
+        guarding: Guarding = "tool",
+        surface: Surface | None = None,
         mcp_request_id: Any = None,
-    ) -> Forwarded:
-        outcome = await forward(
+    ) -> Outcome:
+        """One host call through `calls.call_host`: the host is started first (a dead host is
+        reported as such), cancellations are recorded in this extension's log."""
+        return await call_host(
             runtime.client,
+            runtime.policy,
             method,
             params,
             call_site=call_site,
             origin=origin,
+            guarding=guarding,
+            surface=surface,
+            start_host=True,
             report=report,
             cancellations=self.cancellations,
             mcp_request_id=mcp_request_id,
         )
-        if outcome.result is not None:
-            runtime.policy.observe(outcome.result)
-        return outcome
 
     # -- custom methods -----------------------------------------------------------------------
 
     def _method_handler(self, name: str) -> Any:
         host_method = FORWARDED[name]
-        surface = surface_of(host_method)
 
         async def handler(ctx: ServerRequestContext[Any, Any], _params: Any) -> HandlerResult:
             runtime = runtime_of(ctx)
@@ -178,18 +154,17 @@ class AspOuterSeamExtension(Extension):
                 raise MCPError(-32603, "the extension needs the bridge lifespan (create_server)")
             params = raw_params(ctx)
             call_site = _call_site(params)
-            outcome = await self.admit(runtime, surface)
-            if outcome is None:
-                outcome = await self.call(
-                    runtime,
-                    host_method,
-                    params,
-                    call_site=call_site,
-                    origin=f"{name}#{ctx.request_id}",
-                    report=ctx.session.report_progress,
-                    mcp_request_id=ctx.request_id,
-                )
-            return method_answer(runtime, name, host_method, call_site, outcome)
+            outcome = await self.call(
+                runtime,
+                host_method,
+                params,
+                call_site=call_site,
+                origin=f"{name}#{ctx.request_id}",
+                report=ctx.session.report_progress,
+                guarding="extension-method",
+                mcp_request_id=ctx.request_id,
+            )
+            return method_answer(runtime, name, outcome)
 
         return handler
 
@@ -200,43 +175,37 @@ class AspOuterSeamExtension(Extension):
         params = raw_params(ctx)
         started = time.perf_counter()
         log.info("refused %s (never forwarded)", APPLY_METHOD)
-        outcome = refused(APPLY_REFUSAL, started)
+        outcome = refused("host/applyProposal", _call_site(params), APPLY_REFUSAL, started)
         if runtime is None:
             raise MCPError(outcome.code, APPLY_REFUSAL)
-        return method_answer(
-            runtime, APPLY_METHOD, "host/applyProposal", _call_site(params), outcome
-        )
+        return method_answer(runtime, APPLY_METHOD, outcome)
 
 
-def method_answer(
-    runtime: BridgeRuntime,
-    name: str,
-    host_method: str,
-    call_site: str | None,
-    outcome: Forwarded,
-) -> dict[str, Any]:
-    """The envelope a custom method returns, or an MCPError carrying the labelled error envelope."""
-    common = {
-        "tool": name,
-        "method": host_method,
-        "call_site": call_site,
-        "host": runtime.host_identity(),
-        "latency_ms": outcome.latency_ms,
-        "limits": runtime.limits,
-        "binding": "mcp-extension",
-    }
+def method_answer(runtime: BridgeRuntime, name: str, outcome: Outcome) -> dict[str, Any]:
+    """The envelope a custom method returns, or an MCPError carrying the labelled error envelope.
+
+    Labelled once, here: a method answer has no text content, only the envelope and `_meta`.
+    """
+    error = outcome.error
     if outcome.result is not None:
-        built = label.success(host_result=outcome.result, **common)  # type: ignore[arg-type]
-    else:
-        assert outcome.error is not None
-        built = label.failure(error=outcome.error, **common)  # type: ignore[arg-type]
-    envelope = dict(built.structured_content or {})
-    if built.is_error:
-        error = envelope.get("error") or {}
-        message = cap_string(clean_text(str(error.get("message", "error"))), 300)
+        error = label.oversize(outcome.result, None, runtime.limits)
+    if error is not None:
+        error = label.capped_error(error, runtime.limits)
+    envelope = label.envelope(
+        "mcp-extension",
+        name,
+        outcome.method,
+        outcome.call_site,
+        runtime.host_identity(),
+        outcome.latency_ms,
+        host_result=outcome.result if error is None else None,
+        error=error,
+    )
+    if error is not None:
+        message = cap_string(clean_text(error.message), 300)
         code = outcome.code or -32603
-        raise MCPError(code, f"{error.get('reason', 'error')}: {message}", data=envelope)
-    envelope["_meta"] = built.meta
+        raise MCPError(code, f"{error.reason}: {message}", data=envelope)
+    envelope["_meta"] = label.label_meta("mcp-extension")
     return envelope
 
 

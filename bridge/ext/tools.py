@@ -14,10 +14,11 @@ from mcp.server.mcpserver import Context, ToolBinding
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from bridge import guard, label
-from bridge.ext.forward import Forwarded, refused
+from bridge import label
+from bridge.adapter_policy import Surface
+from bridge.calls import Outcome, admit, refused
 from bridge.host_outcome import ReportProgress
-from bridge.label import LABEL_KEY, Envelope
+from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
 from bridge.tools import READ_ONLY, runtime
 
@@ -41,26 +42,17 @@ def _reporter(ctx: Context) -> ReportProgress:
 
 
 def _answer(
-    rt: BridgeRuntime,
-    tool: str,
-    method: str,
-    call_site: str,
-    outcome: Forwarded,
-    summary: str | None = None,
+    rt: BridgeRuntime, tool: str, outcome: Outcome, summary: str | None = None
 ) -> CallToolResult:
-    common: dict[str, Any] = {
-        "tool": tool,
-        "method": method,
-        "call_site": call_site,
-        "host": rt.host_identity(),
-        "latency_ms": outcome.latency_ms,
-        "limits": rt.limits,
-        "binding": "mcp-extension",
-    }
-    if outcome.result is not None:
-        return label.success(host_result=outcome.result, summary=summary, **common)
-    assert outcome.error is not None
-    return label.failure(error=outcome.error, **common)
+    return rt.answer(tool, outcome, summary=summary, binding="mcp-extension")
+
+
+async def _admit(
+    rt: BridgeRuntime, method: str, call_site: str, surface: Surface
+) -> Outcome | None:
+    """Admit the tool's surface before any helper call it makes (a refused evaluate reads nothing)."""
+    started = time.perf_counter()
+    return await admit(rt.client, rt.policy, method, call_site, surface, started, start_host=True)
 
 
 def _decision_summary(result: dict[str, Any] | None, call_site: str) -> str | None:
@@ -95,9 +87,9 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         rt = runtime(ctx)
         method = "host/evaluateChangeset"
         started = time.perf_counter()
-        outcome = await ext.admit(rt, "evaluate")
-        if outcome is not None:
-            return _answer(rt, EVALUATE, method, callSite, outcome)
+        refusal = await _admit(rt, method, callSite, "evaluate")
+        if refusal is not None:
+            return _answer(rt, EVALUATE, refusal)
         if changeset is None:
             working = await ext.call(
                 rt,
@@ -110,23 +102,20 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
             if working.result is None:
                 if working.error is not None and working.error.code == METHOD_NOT_FOUND:
                     working = refused(
+                        "host/workingChangeset",
+                        callSite,
                         "this host has no host/workingChangeset helper; pass the changeset inline",
                         started,
                     )
-                return _answer(rt, EVALUATE, "host/workingChangeset", callSite, working)
+                return _answer(rt, EVALUATE, working)
             changeset = working.result.get("changeset")
         params: dict[str, Any] = {"callSite": callSite, "changeset": changeset}
         if comparison is not None:
             params["comparison"] = comparison
-        reason = guard.refusal(method, params, callSite)
-        if reason is not None:
-            return _answer(rt, EVALUATE, method, callSite, refused(reason, started))
         outcome = await ext.call(
             rt, method, params, call_site=callSite, origin=EVALUATE, report=_reporter(ctx)
         )
-        return _answer(
-            rt, EVALUATE, method, callSite, outcome, _decision_summary(outcome.result, callSite)
-        )
+        return _answer(rt, EVALUATE, outcome, _decision_summary(outcome.result, callSite))
 
     async def asp_ext_request_edit_plan(
         ctx: Context,
@@ -143,16 +132,15 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
     ) -> Annotated[CallToolResult, Envelope]:
         rt = runtime(ctx)
         method = "host/requestEditPlan"
-        started = time.perf_counter()
-        outcome = await ext.admit(rt, "edit-plan")
-        if outcome is not None:
-            return _answer(rt, EDIT_PLAN, method, callSite, outcome)
+        refusal = await _admit(rt, method, callSite, "edit-plan")
+        if refusal is not None:
+            return _answer(rt, EDIT_PLAN, refusal)
         if baseline is None:
             status = await ext.call(
                 rt, "host/status", None, call_site=None, origin=EDIT_PLAN, report=None
             )
             if status.result is None:
-                return _answer(rt, EDIT_PLAN, "host/status", callSite, status)
+                return _answer(rt, EDIT_PLAN, status)
             workspace = status.result.get("workspace") or {}
             rev = (workspace.get("baseline") or {}).get("rev")
             baseline = {"rev": rev}
@@ -164,31 +152,18 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         }
         if args is not None:
             params["args"] = args
-        reason = guard.refusal(method, params, callSite)
-        if reason is not None:
-            return _answer(rt, EDIT_PLAN, method, callSite, refused(reason, started))
         outcome = await ext.call(
             rt, method, params, call_site=callSite, origin=EDIT_PLAN, report=_reporter(ctx)
         )
         summary = (
             "A proposal only: nothing was applied or written; apply is never available over MCP."
         )
-        return _answer(rt, EDIT_PLAN, method, callSite, outcome, summary)
-
-    def meta(method: str) -> dict[str, Any]:
-        return {
-            LABEL_KEY: {
-                "nonAuthoritative": True,
-                "gateEligible": False,
-                "binding": "mcp-extension",
-                "hostMethod": method,
-            }
-        }
+        return _answer(rt, EDIT_PLAN, outcome, summary)
 
     return [
         ToolBinding(
             asp_ext_evaluate_changeset,
-            meta=meta("host/evaluateChangeset"),
+            meta=label.tool_meta("mcp-extension", "host/evaluateChangeset"),
             kwargs={
                 "name": EVALUATE,
                 "title": "Evaluate a changeset (ASP extension, advisory)",
@@ -199,7 +174,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         ),
         ToolBinding(
             asp_ext_request_edit_plan,
-            meta=meta("host/requestEditPlan"),
+            meta=label.tool_meta("mcp-extension", "host/requestEditPlan"),
             kwargs={
                 "name": EDIT_PLAN,
                 "title": "Request an edit plan (ASP extension, proposal only)",

@@ -10,7 +10,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 
-from bridge.label import LABEL_KEY
+from bridge.label import tool_meta
 from bridge.runtime import BridgeRuntime
 
 TOOL_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
@@ -57,13 +57,6 @@ def register(server: MCPServer, specs: Iterable[ToolSpec]) -> list[str]:
             title=spec.title,
             description=f"{spec.description} {NOTICE}",
             annotations=READ_ONLY,
-            meta={
-                LABEL_KEY: {
-                    "nonAuthoritative": True,
-                    "gateEligible": False,
-                    "binding": "mcp-tool",
-                    "hostMethod": spec.host_method,
-                }
-            },
+            meta=tool_meta("mcp-tool", spec.host_method),
         )
     return names

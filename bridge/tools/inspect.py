@@ -218,7 +218,8 @@ def render(
     coverage = (
         "degraded" if degraded else "complete" if exhaustive and not truncated else "incomplete"
     )
-    result: CallToolResult | None = None
+    bridge_result: dict[str, Any] = {}
+    text = ""
     for _ in range(FIT_ATTEMPTS):
         page = take_page(lines, min(offset, len(lines)), max(budget, 1))
         next_offset = page.next_offset if page.lines else None
@@ -227,28 +228,27 @@ def render(
             if next_offset is not None and baseline is not None
             else None
         )
-        result = label.success(
-            tool=TOOL,
-            method=METHOD,
-            call_site=CALL_SITE,
-            host=state.host_identity(),
-            latency_ms=(time.perf_counter() - started) * 1000,
+        bridge_result = {
+            "inspect": {
+                "verb": verb,
+                "request": request,
+                "items": len(lines),
+                "offset": page.start,
+                "returned": len(page.lines),
+                "nextCursor": next_cursor,
+                "pageChars": page_chars,
+                "coverage": coverage,
+                "degradedEntries": len(degraded),
+                "providerTruncated": truncated,
+                "lines": "1-based",
+            }
+        }
+        text = label.success_text(
+            TOOL,
+            METHOD,
+            CALL_SITE,
             host_result=host_result,
-            bridge_result={
-                "inspect": {
-                    "verb": verb,
-                    "request": request,
-                    "items": len(lines),
-                    "offset": page.start,
-                    "returned": len(page.lines),
-                    "nextCursor": next_cursor,
-                    "pageChars": page_chars,
-                    "coverage": coverage,
-                    "degradedEntries": len(degraded),
-                    "providerTruncated": truncated,
-                    "lines": "1-based",
-                }
-            },
+            bridge_result=bridge_result,
             limits=limits,
             summary=_summary(
                 verb,
@@ -262,13 +262,21 @@ def render(
                 budget,
             ),
         )
-        size = sum(len(getattr(block, "text", "")) for block in result.content)
-        if size <= page_chars or len(page.lines) <= 1:
-            return result
+        if len(text) <= page_chars or len(page.lines) <= 1:
+            break
         used = sum(len(line) + 1 for line in page.lines)
-        budget = used - (size - page_chars) - 16  # shrink the page by what the text overflows
-    assert result is not None
-    return result
+        budget = used - (len(text) - page_chars) - 16  # shrink the page by what the text overflows
+    return label.success(  # labelled once, with the text that fits
+        tool=TOOL,
+        method=METHOD,
+        call_site=CALL_SITE,
+        host=state.host_identity(),
+        latency_ms=(time.perf_counter() - started) * 1000,
+        host_result=host_result,
+        bridge_result=bridge_result,
+        limits=limits,
+        text=text,
+    )
 
 
 def _refused(state: BridgeRuntime, started: float, message: str) -> CallToolResult:
@@ -338,11 +346,10 @@ async def asp_inspect(
     params: dict[str, Any] = {"callSite": CALL_SITE, "request": request}
     if resume is not None:
         params["baseline"] = resume.baseline
-    outcome = await state.forward(ctx, tool=TOOL, method=METHOD, params=params, call_site=CALL_SITE)
-    host_result = (outcome.structured_content or {}).get("hostResult")
-    if outcome.is_error or not isinstance(host_result, dict):
-        return outcome
-    return render(state, started, verb, request, host_result, resume)
+    outcome = await state.call(ctx, tool=TOOL, method=METHOD, params=params, call_site=CALL_SITE)
+    if outcome.result is None:
+        return state.answer(TOOL, outcome)
+    return render(state, started, verb, request, outcome.result, resume)
 
 
 TOOLS = (

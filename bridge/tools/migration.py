@@ -3,7 +3,8 @@
 Coverage comes from `host/capabilities` + `host/status`; parity (when old-tool findings are given)
 from one interactive `host/evaluateChangeset` on the inline change or, when omitted, on the
 host's private `host/workingChangeset` helper. Every host call goes through the one forwarding
-path (`BridgeRuntime.forward`: guard, trace, error mapping). The result is the usual label
+path (`bridge.calls.call_host`: guard, adapter policy, error mapping) and the report is
+labelled once. The result is the usual label
 envelope: `hostResult` is the last host result verbatim (the decision when parity ran),
 `bridgeResult.migrationCheck` the report (`replacementClaimed: false`), and
 `bridgeResult.hostResults` the other host results verbatim.
@@ -24,6 +25,7 @@ from pydantic import Field, ValidationError
 from asp_protocol.errors import ErrorCode
 from asp_protocol.models import ChangeSet
 from bridge import label
+from bridge.calls import Outcome
 from bridge.fence import fence
 from bridge.label import Envelope
 from bridge.migration.coverage import coverage_map
@@ -58,28 +60,26 @@ class _Calls:
 
 async def _host(
     state: BridgeRuntime, ctx: Context | None, calls: _Calls, method: str, params: Any = None
-) -> tuple[dict[str, Any] | None, CallToolResult]:
-    """One guarded host call; (result, labelled outcome). `None` result means the outcome is an error."""
-    outcome = await state.forward(ctx, tool=TOOL, method=method, params=params)
-    envelope = outcome.structured_content or {}
-    if outcome.is_error or not isinstance(envelope.get("hostResult"), dict):
+) -> tuple[dict[str, Any] | None, Outcome]:
+    """One guarded host call (unlabelled: the check labels its whole report once).
+
+    A `None` result means the outcome is an error."""
+    outcome = await state.call(ctx, tool=TOOL, method=method, params=params)
+    if outcome.result is None:
         return None, outcome
-    calls.results[method] = envelope["hostResult"]
+    calls.results[method] = outcome.result
     calls.last = method
-    return envelope["hostResult"], outcome
+    return outcome.result, outcome
 
 
-def _error_of(outcome: CallToolResult) -> dict[str, Any]:
-    error = (outcome.structured_content or {}).get("error")
-    return error if isinstance(error, dict) else {}
-
-
-def _why(method: str, outcome: CallToolResult) -> str:
-    error = _error_of(outcome)
-    code = f", ASP code {error['code']}" if isinstance(error.get("code"), int) else ""
-    fail_class = f", failClass {error['failClass']}" if error.get("failClass") else ""
-    message = str(error.get("message", "no detail"))[:300]
-    return f"{method} failed ({error.get('reason', 'error')}{code}{fail_class}): {message}"
+def _why(method: str, outcome: Outcome) -> str:
+    error = outcome.error
+    if error is None:
+        return f"{method} failed (error): no detail"
+    code = f", ASP code {error.code}" if error.code is not None else ""
+    fail_class = f", failClass {error.failClass}" if error.failClass else ""
+    message = error.message[:300]
+    return f"{method} failed ({error.reason}{code}{fail_class}): {message}"
 
 
 def _change_paths(changeset: ChangeSet) -> tuple[str, ...]:
@@ -110,7 +110,7 @@ async def _parity(
             state, None, calls, WORKING_CHANGESET, {"paths": paths} if paths else {}
         )
         if working is None:
-            if _error_of(outcome).get("code") == ErrorCode.METHOD_NOT_FOUND.code:
+            if outcome.error is not None and outcome.error.code == ErrorCode.METHOD_NOT_FOUND.code:
                 return ParitySection(ran=False, reason=NO_HELPER, **base)
             return ParitySection(ran=False, reason=_why(WORKING_CHANGESET, outcome), **base)
         try:
@@ -247,10 +247,10 @@ async def asp_migration_check(
     calls = _Calls()
     capabilities, outcome = await _host(state, None, calls, "host/capabilities")
     if capabilities is None:
-        return outcome
+        return state.answer(TOOL, outcome)
     status, outcome = await _host(state, None, calls, "host/status")
     if status is None:
-        return outcome
+        return state.answer(TOOL, outcome)
     notes = []
     parity: ParitySection | None = None
     if old is not None:

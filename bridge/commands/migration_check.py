@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from bridge.commands.common import add_common, check_repo, settings_of
 from bridge.migration.findings import FindingsError, load_findings
 from bridge.migration.report import MigrationReport, render_text
 
@@ -27,7 +27,7 @@ class ArgumentsError(Exception):
     """A file or argument the check cannot use; printed and exit status 2."""
 
 
-def add_parser(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(commands: Any) -> None:
     """Register the `migration-check` subcommand on the CLI's subparsers."""
     parser = commands.add_parser(
         "migration-check",
@@ -61,7 +61,7 @@ def add_parser(commands: Any, common: Callable[[argparse.ArgumentParser], None])
         "--line-tolerance", type=int, default=2, help="lines apart two findings may still match"
     )
     parser.add_argument("--json", action="store_true", help="print the labelled JSON result")
-    common(parser)
+    add_common(parser)
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -93,10 +93,8 @@ def tool_arguments(args: argparse.Namespace, repo: Path) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `migration-check`; raises the CLI's ConfigError for bad settings."""
-    from bridge.cli import _check_repo, _settings
-
-    repo = _check_repo(args.repo)
-    settings = _settings(args)
+    repo = check_repo(args.repo)
+    settings = settings_of(args)
     if settings.repo is None:
         settings = settings.model_copy(update={"repo": repo})
     try:

@@ -1,0 +1,48 @@
+"""`asp-mcp-bridge serve`: run the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from bridge.commands.common import add_common, check_repo, settings_of
+
+
+def add_parser(commands: Any) -> None:
+    """Register the `serve` subcommand on the CLI's subparsers."""
+    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
+    add_common(serve)
+    serve.add_argument("--transport", choices=("stdio", "streamable-http"))
+    serve.add_argument("--port", type=int, help="port for streamable HTTP (default 8000)")
+    serve.add_argument(
+        "--extension",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="offer the experimental extension dev.asp-mcp-bridge/asp-outer-seam (default: on)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of `serve`; raises ConfigError for bad settings."""
+    settings = settings_of(args, transport=args.transport, port=args.port)
+    check_repo(settings.repo)
+    logging.basicConfig(
+        stream=sys.stderr, level=settings.log_level, format="%(levelname)s %(name)s: %(message)s"
+    )
+    from bridge.server import create_server  # the MCP SDK loads only for commands that serve
+
+    extensions: list[Any] = []
+    middleware: list[Any] = []
+    if args.extension:
+        from bridge.ext.extension import build as build_extension
+
+        extension, middleware = build_extension()
+        extensions.append(extension)
+    server = create_server(settings, extensions=extensions, middleware=middleware)
+    if settings.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=settings.http_host, port=settings.port)
+    return 0
