@@ -147,10 +147,6 @@ class JsonRpcEndpoint:
     def closed(self) -> bool:
         return self._closed
 
-    @property
-    def close_reason(self) -> str:
-        return self._close_reason
-
     # -- outgoing -----------------------------------------------------------------------------
 
     async def request(

@@ -14,14 +14,12 @@ from pydantic import Field, model_validator
 from asp_protocol.vocabulary import (
     BLOB_REF_PATTERN,
     AssessmentStatus,
-    AssuranceMode,
     CallSite,
     CapabilityFamily,
     Comparison,
     Decision,
     DegradationReason,
     LifecycleState,
-    TransactionGuarantee,
 )
 from asp_protocol.wire import Closed, Open
 
@@ -70,27 +68,6 @@ class CoverageDegradation(Closed):
     requirement: str | None = None
     capability: CapabilityFamily | None = None
     provider_state: LifecycleState | None = None
-
-
-class AuthorityGrant(Closed):
-    granted: bool
-    requirement: str
-    call_site: CallSite | None = None
-    policy_digest: str | None = None
-
-
-class AuthorityEvidence(Closed):
-    identity: str
-    integrity: str
-    conformance: str
-    isolation: AssuranceMode
-    authority: AuthorityGrant
-
-
-class ApplyAssurance(Closed):
-    mode: AssuranceMode
-    transaction_guarantee: TransactionGuarantee
-    detail: str | None = None
 
 
 # -- provider output ------------------------------------------------------------------------------
@@ -198,14 +175,6 @@ class Assessment(Closed):
 
 
 # -- outer seam ---------------------------------------------------------------------------------
-
-
-class EvaluateChangesetParams(Closed):
-    call_site: CallSite
-    changeset: ChangeSet
-    comparison: Literal["all", "introduced"] | None = None
-    timeout_ms: int | None = Field(default=None, ge=1)
-    base_policy_digest: str | None = None
 
 
 class DecisionCoverage(Open):

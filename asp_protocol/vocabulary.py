@@ -30,22 +30,12 @@ LEGACY_ROLE: dict[CapabilityFamily, LegacyRole] = {
     "check": "judge",
     "edit": "act",
 }
-FAMILY_OF_LEGACY_ROLE: dict[LegacyRole, CapabilityFamily] = {
-    role: family for family, role in LEGACY_ROLE.items()
-}
 LEGACY_ROLES: tuple[LegacyRole, ...] = get_args(LegacyRole)
 
 # -- assessments, assurance and provider lifecycle --------------------------------------------------
 
 AssessmentStatus = Literal["complete", "incomplete", "unsupported", "error", "cancelled"]
 AssuranceMode = Literal["advisory", "gated", "mediated-write", "isolated"]
-TransactionGuarantee = Literal[
-    "none",
-    "rollback_attempted",
-    "text_only_transactional",
-    "workspace_transactional",
-    "staged_snapshot",
-]
 Comparison = Literal["introduced", "all", "resolved"]
 LifecycleState = Literal[
     "launched",

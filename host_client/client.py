@@ -64,7 +64,7 @@ class HostClient:
         await self.host.open()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, *_exc_info: object) -> None:
         await self.host.aclose()
 
     async def aclose(self) -> None:

@@ -29,15 +29,6 @@ OUTER_METHOD: dict[str, str] = {
     "edit": "host/requestEditPlan",
 }
 INSPECT_VERBS: tuple[str, ...] = ("references", "callers", "callees", "symbols", "impact", "query")
-EDIT_OPERATIONS: tuple[str, ...] = (
-    "rename",
-    "move",
-    "change-signature",
-    "multi-edit",
-    "organize-imports",
-    "replace-resource",
-    "text-edit",
-)
 
 
 class NameMapping(Model):

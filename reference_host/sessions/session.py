@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import subprocess
 import uuid
 from collections import deque
@@ -44,6 +45,10 @@ log = logging.getLogger(__name__)
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT")
 STDERR_LIMIT = 64 * 1024
+STDERR_EXCERPT_CHARS = 400
+STDERR_FENCE_BEGIN = "[provider stderr, untrusted provider output, last lines]"
+STDERR_FENCE_END = "[end of provider stderr]"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
 
 
@@ -310,8 +315,20 @@ class ProviderSession:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
             return
 
-    def stderr_text(self) -> str:
-        return b"".join(self.stderr_tail).decode("utf-8", "replace")[-2000:]
+    def stderr_excerpt(self, limit: int = STDERR_EXCERPT_CHARS) -> str:
+        """The end of the provider's stderr, capped, cleaned and fenced as untrusted text.
+
+        Shown in a crashed provider's status detail so an operator sees why it died; the provider
+        wrote it, so it is marked as provider output (the fence markers cannot be forged from
+        inside: any copy of them in the text is removed) and never read as host prose.
+        """
+        text = b"".join(self.stderr_tail).decode("utf-8", "replace")
+        text = _CONTROL.sub("", text).replace(STDERR_FENCE_END, "").strip()
+        if not text:
+            return ""
+        if len(text) > limit:
+            text = "…" + text[-limit:]
+        return f"{STDERR_FENCE_BEGIN}\n{text}\n{STDERR_FENCE_END}"
 
     async def evaluate(
         self,

@@ -240,7 +240,10 @@ def _detail(record: ProviderRecord) -> str:
     if settings is not None:
         extra.append(settings.summary())
     base = _lifecycle_detail(record)
-    return "; ".join([base, *extra])[:1000] if extra else base
+    text = "; ".join([base, *extra])[:1000] if extra else base
+    crashed = record.last_reason == "crashed" and not record.quarantined
+    tail = record.session.stderr_excerpt() if crashed and record.session is not None else ""
+    return f"{text}\n{tail}" if tail else text
 
 
 def _lifecycle_detail(record: ProviderRecord) -> str:

@@ -135,15 +135,6 @@ class EffectivePolicy:
         value = getattr(budgets, f"{call_site}_ms", None) if budgets is not None else None
         return int(value) if value else DEFAULT_BUDGETS_MS[call_site]
 
-    def pinned_provider_ids(self) -> list[str]:
-        """Every provider id any requirement pins, in policy order, without duplicates."""
-        seen: list[str] = []
-        for requirement in self.config.requirements if self.config else []:
-            for pin in requirement.authority.providers:
-                if pin.id not in seen:
-                    seen.append(pin.id)
-        return seen
-
     def adapters(self) -> dict[str, Any] | None:
         if self.config is None or self.config.adapters is None:
             return None

@@ -20,6 +20,11 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
+from reference_host.sessions.session import (
+    STDERR_EXCERPT_CHARS,
+    STDERR_FENCE_BEGIN,
+    STDERR_FENCE_END,
+)
 from tests.support.definitions import require_definitions
 from tests.support.host_checks import (
     HEALTH_REASONS,
@@ -325,6 +330,16 @@ def test_hostile_provider_crash(pool: HostPool, behavior: str) -> None:
     result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py", fresh=True)
     entry = assert_blocked(result, "crashed", f"fake-{behavior}")
     assert entry.get("capability", "check") == "check"
+
+
+def test_crashed_provider_stderr_tail_is_shown_fenced_in_its_status(pool: HostPool) -> None:
+    hut = pool.get(one_provider("crash-evaluate"), fresh=True)
+    hut.evaluate("gate", hut.changeset({"src/h_stderr.py": "S = 1\n"}))
+    detail = server(hut.status(), "fake-crash-evaluate")["detail"]
+    assert detail.startswith("last failure crashed: "), detail
+    fenced = detail[detail.index(STDERR_FENCE_BEGIN) : detail.index(STDERR_FENCE_END)]
+    assert "scripted crash during check/evaluate" in fenced
+    assert len(fenced) <= len(STDERR_FENCE_BEGIN) + STDERR_EXCERPT_CHARS + 3
 
 
 # -- HOSTILE-QUARANTINED-PROVIDER ------------------------------------------------------------

@@ -144,7 +144,6 @@ class BadHost:
         self.args = args
         self.in_flight = 0
         self.flooded = False
-        self.threshold_reached = anyio.Event()
 
     async def handle(self, method: str, params: Any, ctx: RequestContext) -> Any:
         mode = self.mode

@@ -178,10 +178,6 @@ class HostProcess:
                     self._stderr_size -= len(self._stderr.popleft())
 
     @property
-    def stderr_text(self) -> str:
-        return b"".join(self._stderr).decode("utf-8", "replace")
-
-    @property
     def pid(self) -> int:
         assert self._process is not None
         return self._process.pid
@@ -245,15 +241,6 @@ class HostProcess:
             self.endpoint.request, method, params, timeout=timeout, on_progress=on_progress
         )
         return self._portal.call(request)
-
-    def start_call(
-        self, method: str, params: Any = None, *, timeout: float = DEFAULT_CALL_TIMEOUT
-    ) -> Future[Any]:
-        """Send a request without waiting; the future holds its result or error."""
-        assert self._portal is not None and self.endpoint is not None
-        return self._portal.start_task_soon(
-            partial(self.endpoint.request, method, params, timeout=timeout)
-        )
 
     def send_raw(self, data: bytes) -> None:
         """Write bytes to the host's stdin verbatim (one or more lines, or garbage)."""

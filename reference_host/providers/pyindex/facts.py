@@ -274,15 +274,6 @@ class _Collector:
         self.visit_many(node.body)
         self.scope = parent
 
-    def _pseudo_scope(self, node: ast.AST, targets: list[ast.AST], body: list[ast.AST]) -> None:
-        parent = self.scope
-        self.scope = self.push(self.scopes[parent].owner, "function")
-        for target in targets:
-            self.visit(target)
-        for item in body:
-            self.visit(item)
-        self.scope = parent
-
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit_many([d for d in node.args.defaults if d is not None])
         parent = self.scope
