@@ -75,24 +75,43 @@ def blob_scope(
     baseline: dict[str, Any],
     blobs: Blobs,
     index: Callable[[], dict[str, str]],
+    by_blob: dict[str, list[str]] | None = None,
 ) -> EvaluationScope:
     """What one provider request may read: the changeset's blobs and the baseline snapshot.
 
     A blob already loaded for the changeset is served from memory; any other is resolved from the
     work tree or git under the paths it appears at (the changeset's, else the snapshot index's).
-    `index` is the baseline snapshot (path -> blob id), computed lazily off the event loop.
+    `index` is the baseline snapshot (path -> blob id), computed lazily off the event loop, and
+    *by_blob* its reverse map when the caller already has one. A readBlob batch is resolved in
+    one trip off the event loop (`load_many`).
     """
 
-    async def load(identity: str) -> bytes | None:
+    def resolve(identity: str, baseline_paths: list[str]) -> bytes | None:
         data = blobs.store.get(identity)
         if data is not None:
             return data
-        paths = sorted(blobs.referenced.get(identity, ()))
-        if not paths:
-            snapshot = await anyio.to_thread.run_sync(index)
-            paths = [p for p, b in snapshot.items() if b == identity]
-        return await anyio.to_thread.run_sync(
-            lambda: ctx.workspace.resolve(identity, paths, state.tree)
-        )
+        paths = sorted(blobs.referenced.get(identity, ())) or baseline_paths
+        return ctx.workspace.resolve(identity, paths, state.tree)
 
-    return EvaluationScope(baseline=baseline, index=index, referenced=blobs.referenced, load=load)
+    async def load(identity: str) -> bytes | None:
+        paths = await scope.baseline_paths(identity)
+        return await anyio.to_thread.run_sync(resolve, identity, paths)
+
+    async def load_many(identities: list[str]) -> dict[str, bytes]:
+        paths = {i: await scope.baseline_paths(i) for i in identities}
+
+        def resolve_all() -> dict[str, bytes]:
+            found = {i: resolve(i, paths[i]) for i in identities}
+            return {i: data for i, data in found.items() if data is not None}
+
+        return await anyio.to_thread.run_sync(resolve_all)
+
+    scope = EvaluationScope(
+        baseline=baseline,
+        index=index,
+        referenced=blobs.referenced,
+        load=load,
+        load_many=load_many,
+        by_blob=by_blob,
+    )
+    return scope

@@ -8,6 +8,7 @@ coverage (`malformed` or `stale`), never passed through.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,7 @@ def _edges_ok(value: Any) -> bool:
 
 
 def check_inspect_result(
-    raw: Any, verb: str, *, rev: str, allowed_blobs: set[str], served_ever: set[str]
+    raw: Any, verb: str, *, rev: str, allowed_blobs: Set[str], served_ever: set[str]
 ) -> InspectCheck:
     """Validate one provider answer and project it onto `inspectProviderGraphResult`."""
     if not isinstance(raw, dict):

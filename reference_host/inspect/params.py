@@ -29,6 +29,7 @@ REQUEST_KEYS = frozenset(
         "kinds",
         "limit",
         "cursor",
+        "pageBytes",
     }
 )
 MAX_IMPACT_PATHS = 500

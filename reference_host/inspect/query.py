@@ -11,7 +11,8 @@ provider is degraded coverage, never an empty success.
 Request keys: `verb` (symbols|references|callers|callees|impact); `query` or `path` (symbols);
 `symbol` (a string id, dotted name or bare name, or a symbolRef object), `scope`, `depth`;
 `changeset` or `paths` (impact: `paths` means "these baseline files change"); `kinds`; `limit`.
-`cursor` is accepted and ignored (pagination belongs to the caller's rendering).
+`pageBytes` bounds each provider's page (default 256 KiB) and `cursor` asks for the next one
+(`paging.py`); every result says where its page is in `data.page`.
 Params intake is `params.py`; choosing and running the providers `targets.py`.
 """
 
@@ -26,7 +27,15 @@ from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import Blobs, baseline_is_current, blob_scope, load_blobs
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
+from reference_host.inspect.paging import (
+    decode_cursor,
+    oversized,
+    page_bytes,
+    paginate,
+    question_digest,
+)
 from reference_host.inspect.params import METHOD, parse_params, provider_params
+from reference_host.inspect.snapshots import snapshot, work_tree_state
 from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.workspace import WorkTreeState
@@ -48,13 +57,12 @@ async def query_inspect(
     clock = Clock()
     inspect = parse_params(params)
     call_site, request = inspect.call_site, inspect.request
-    state = await anyio.to_thread.run_sync(ctx.workspace.state)
+    state = await work_tree_state(ctx)
     policy = await anyio.to_thread.run_sync(ctx.policy_for, state)
     baseline, fresh = _effective_baseline(state, inspect.baseline)
     with_dirty = "dirty" in baseline
-    index = await anyio.to_thread.run_sync(
-        lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
-    )
+    snap = await snapshot(ctx, state, with_dirty)
+    index = snap.index
     targets, required = inspect_targets(ctx, policy, call_site)
     host_degraded: list[dict[str, Any]] = []
     if not targets:
@@ -73,7 +81,13 @@ async def query_inspect(
             f"requested baseline is neither the committed snapshot nor the current work tree (host has rev {state.rev})"
         )
     )
+    question = question_digest(request, baseline)
+    offset, bound = decode_cursor(request, question), page_bytes(request)
     provider_request = provider_params(request, baseline, index) if fresh else {}
+    if fresh:
+        provider_request["pageBytes"] = bound
+        if offset:
+            provider_request["offset"] = offset
     blobs = Blobs()
     if fresh and request["verb"] == "impact":
         blobs = await anyio.to_thread.run_sync(
@@ -93,17 +107,33 @@ async def query_inspect(
                 )
             )
     elif targets:
-        allowed = set(index.values()) | set(blobs.referenced)
+        allowed = snap.blobs | set(blobs.referenced) if blobs.referenced else snap.blobs
         budget = min(policy.budget_ms(call_site), inspect.timeout_ms or 10**9)
         deadline = anyio.current_time() + budget / 1000
         async with anyio.create_task_group() as tg:
             for target in targets:
-                scope = blob_scope(ctx, state, baseline, blobs, lambda: index)
+                scope = blob_scope(ctx, state, baseline, blobs, lambda: index, snap.by_blob)
                 tg.start_soon(
                     run_target, ctx, target, request, provider_request, scope, allowed, deadline
                 )
     for target in targets:
         judge_authority(ctx, target, policy, call_site)
+        if target.result is None or not target.ran:
+            continue
+        size = oversized(target.result, bound)
+        if size is not None:
+            target.result, target.ran = None, False
+            target.degraded.append(
+                degradation(
+                    target.provider_id,
+                    "malformed",
+                    f"answer page of {size} bytes exceeds the page bound of {bound} bytes",
+                    requirement=target.requirement_id,
+                    capability="inspect",
+                )
+            )
+        elif paginate(request["verb"], target.result, offset, bound, question):
+            target.truncated = True
     degraded = host_degraded + [d for t in targets for d in t.degraded]
     ran = [t.coverage_id for t in targets if t.ran]
     blobs_all = sorted({b for t in targets if t.ran for b in t.blobs})

@@ -3,6 +3,7 @@ under the call-site budget, then judged against its policy pin."""
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -67,7 +68,7 @@ async def run_target(
     request: dict[str, Any],
     params: dict[str, Any],
     scope: EvaluationScope,
-    allowed: set[str],
+    allowed: Set[str],
     deadline: float,
 ) -> None:
     def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:

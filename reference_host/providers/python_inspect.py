@@ -39,6 +39,13 @@ from reference_host.providers.pyindex import (
 from reference_host.providers.pyindex.build import READ_BATCH, Builds, Prepared, read_facts
 from reference_host.providers.pyindex.engine import BlobMismatch
 from reference_host.providers.pyindex.impact import impact
+from reference_host.providers.pyindex.paging import (
+    GRAPH_LISTS,
+    IMPACT_LISTS,
+    Answers,
+    cut,
+    item_paths,
+)
 from reference_host.providers.pyindex.params import VERBS, InspectRequest, parse_request
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
@@ -77,6 +84,7 @@ class PythonInspectProvider(ProviderRuntime):
         self.builds = Builds(
             self.engine, wait=wait, hold_requests=hold_requests, read_batch=read_batch
         )
+        self.answers = Answers()
         self._trees: OrderedDict[str, tuple[dict[str, str], bool]] = OrderedDict()
         self._lock = anyio.Lock()
         for verb in VERBS:
@@ -157,32 +165,61 @@ class PythonInspectProvider(ProviderRuntime):
 
     # -- verbs ------------------------------------------------------------------------------
     async def _answer(self, request: InspectRequest, call: Call) -> dict[str, Any]:
+        """The page of the whole answer that `offset` / `pageBytes` select (see pyindex/paging)."""
         prepared, baseline = await self._prepare(call, request)
-        params, index = request.params, prepared.index
+        key = canonical_json([baseline, request.verb, request.answer_params()])
+        cached = self.answers.get(key)
+        if cached is None:
+            if request.verb == "impact":
+                whole = await self._impact(call, request, prepared)
+            else:
+                whole = self._graph(request, prepared)
+            self.answers.put(key, whole)
+        else:
+            whole = cached
+        lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
+        body = {k: v for k, v in whole.items() if not k.startswith("_")}
+        page, following = cut(body, lists, request.offset, request.page_bytes)
+        drawn = prepared.blobs(item_paths(page, lists))
+        blobs = sorted(set(drawn) | set(whole.get("_read", ())))
+        page["validAsOf"] = {"rev": baseline["rev"], "blobs": blobs}
         if request.verb == "impact":
-            return await self._impact(call, request, prepared, baseline)
+            page["truncated"] = bool(body.get("truncated")) or following is not None
+            return page
+        page["data"] = {
+            **body["data"],
+            "page": {
+                "offset": {name: request.offset.get(name, 0) for name in lists},
+                "next": following,
+                "total": {name: len(body.get(name, [])) for name in lists},
+                "pageBytes": request.page_bytes,
+            },
+        }
+        return page
+
+    def _graph(self, request: InspectRequest, prepared: Prepared) -> dict[str, Any]:
+        params, index = request.params, prepared.index
         if request.verb == "symbols":
-            graph, paths = queries.symbols(
+            graph, _paths = queries.symbols(
                 index, params["query"], params.get("kinds"), request.limit
             )
         elif request.verb == "references":
-            graph, paths = queries.references(
+            graph, _paths = queries.references(
                 index, params["symbol"], params.get("scope"), request.limit
             )
         else:
             walk = queries.callers if request.verb == "callers" else queries.callees
-            graph, paths = walk(index, params["symbol"], request.depth or 1, request.limit)
+            graph, _paths = walk(index, params["symbol"], request.depth or 1, request.limit)
         if prepared.incomplete:
             graph["data"]["incomplete"] = {
                 "unreadable": prepared.unreadable[:100],
                 "treeTruncated": prepared.tree_truncated,
             }
         graph["data"]["indexedFiles"] = len(prepared.tree)
-        graph["validAsOf"] = {"rev": baseline["rev"], "blobs": prepared.blobs(paths)}
         return graph
 
     async def _impact(
-        self, call: Call, request: InspectRequest, prepared: Prepared, baseline: dict[str, Any]
+        self, call: Call, request: InspectRequest, prepared: Prepared
     ) -> dict[str, Any]:
         changes = request.params["changeset"]["changes"]
         blobs = [
@@ -203,15 +240,11 @@ class PythonInspectProvider(ProviderRuntime):
             )
             for c in changes
         ]
-        body, paths = impact(
+        body, _paths = impact(
             prepared.index, changed, request.params["scope"], request.depth, request.limit
         )
-        read = {b for b in blobs if b in facts}
         body["truncated"] = body["truncated"] or prepared.incomplete
-        body["validAsOf"] = {
-            "rev": baseline["rev"],
-            "blobs": sorted(read | set(prepared.blobs(paths))),
-        }
+        body["_read"] = sorted(b for b in blobs if b in facts)
         return body
 
 

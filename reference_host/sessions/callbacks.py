@@ -37,6 +37,20 @@ class EvaluationScope:
     load: Callable[[str], Awaitable[bytes | None]]
     served: set[str] = field(default_factory=set)
     callbacks: int = 0
+    # optional: bytes of many blobs in one go (absent ones missing), so a readBlob batch costs one
+    # trip to the object store instead of one per blob
+    load_many: Callable[[list[str]], Awaitable[dict[str, bytes]]] | None = None
+    by_blob: dict[str, list[str]] | None = None  # blob id -> baseline paths (built on first use)
+
+    async def baseline_paths(self, identity: str) -> list[str]:
+        """Paths of *identity* in the baseline snapshot, from a reverse map built once per scope."""
+        if self.by_blob is None:
+            index = await anyio.to_thread.run_sync(self.index)
+            by_blob: dict[str, list[str]] = {}
+            for path, blob in index.items():
+                by_blob.setdefault(blob, []).append(path)
+            self.by_blob = by_blob
+        return self.by_blob.get(identity, [])
 
 
 def _encode(data: bytes) -> dict[str, str]:
@@ -122,15 +136,10 @@ class CallbackServer:
             raise AspError(
                 ErrorCode.SCOPE_DENIED, f"at most {MAX_BLOBS_PER_READ} blobs per readBlob"
             )
-        index: dict[str, str] | None = None
-        out = []
-        total = 0
         for identity in blobs:
-            paths = set(scope.referenced.get(identity, ()))
-            if not paths:
-                if index is None:
-                    index = await anyio.to_thread.run_sync(scope.index)
-                paths = {p for p, b in index.items() if b == identity}
+            paths = set(scope.referenced.get(identity, ())) or set(
+                await scope.baseline_paths(identity)
+            )
             if not paths:
                 raise AspError(
                     ErrorCode.SCOPE_DENIED,
@@ -141,7 +150,11 @@ class CallbackServer:
                 raise AspError(
                     ErrorCode.SCOPE_DENIED, "blob is outside the read grant", detail=identity[:80]
                 )
-            data = await scope.load(identity)
+        loaded = await scope.load_many(list(blobs)) if scope.load_many is not None else {}
+        out = []
+        total = 0
+        for identity in blobs:
+            data = loaded.get(identity) or await scope.load(identity)
             if data is None:
                 raise AspError(
                     ErrorCode.BLOB_UNAVAILABLE,

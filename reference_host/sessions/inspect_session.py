@@ -44,7 +44,12 @@ class InspectProviderSession(ProviderSession):
         provider's index build may outlive the request), and "indexing" progress is remembered so
         a deadline hit while indexing is not taken for a hung provider."""
         self.callbacks.standing = EvaluationScope(
-            baseline=scope.baseline, index=scope.index, referenced={}, load=scope.load
+            baseline=scope.baseline,
+            index=scope.index,
+            referenced={},
+            load=scope.load,
+            load_many=scope.load_many,
+            by_blob=scope.by_blob,
         )
         self.indexing = None
 

@@ -9,9 +9,13 @@ session's standing baseline scope (README, inspect section), so a request timing
 
 from __future__ import annotations
 
+import functools
 import logging
+import multiprocessing
+import os
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 import anyio
@@ -20,13 +24,16 @@ from anyio.abc import TaskGroup
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, ProtocolViolation
 from asp_protocol.errors import RequestTimeout as _RequestTimeout
 from reference_host.providers.callbacks import HostCallbacks
-from reference_host.providers.pyindex.engine import BlobMismatch, InspectEngine
+from reference_host.providers.pyindex.engine import BlobMismatch, InspectEngine, parse_chunk
 from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
 
 log = logging.getLogger("asp.python-inspect.build")
 
 READ_BATCH = 256
+PARSE_WORKERS = min(2, os.cpu_count() or 1)
+MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
+POOL_CHUNK = 64
 MAX_BUILDS = 4
 INDEXING = "indexing"
 
@@ -167,7 +174,12 @@ class Builds:
         assert self._callbacks is not None
         callbacks = self._callbacks()
         facts = await read_facts(
-            self.engine, callbacks, list(build.tree.values()), build, self.read_batch
+            self.engine,
+            callbacks,
+            list(build.tree.values()),
+            build,
+            self.read_batch,
+            PARSE_WORKERS,
         )
         readable = {p: b for p, b in build.tree.items() if b in facts}
         unreadable = sorted(set(build.tree) - set(readable))
@@ -183,8 +195,13 @@ async def read_facts(
     blobs: list[str],
     build: Build | None = None,
     batch: int = READ_BATCH,
+    workers: int = 0,
 ) -> dict[str, ModuleFacts]:
-    """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent."""
+    """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
+
+    With *workers* > 1 and enough blobs, parsing runs in that many worker processes (the bytes
+    travel to them from this process; they read nothing themselves) while the next batch is read.
+    """
     out: dict[str, ModuleFacts] = {}
     wanted = []
     for blob in dict.fromkeys(blobs):
@@ -195,14 +212,42 @@ async def read_facts(
             wanted.append(blob)
     if build is not None:
         build.parsed = len(out)
-    for start in range(0, len(wanted), batch):
-        served, refused = await callbacks.read_each(wanted[start : start + batch])
-        if refused:
-            log.info("host refused %d blob(s)", len(refused))
-        parsed = await anyio.to_thread.run_sync(
-            lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
-        )
-        out.update(parsed)
-        if build is not None:
-            build.parsed = min(build.total, build.parsed + len(served) + len(refused))
+    pool = (
+        ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        if workers > 1 and len(wanted) >= MIN_POOL_BLOBS
+        else None
+    )
+    pending: list[Future[list[ModuleFacts]]] = []
+
+    def counted(size: int, future: Future[list[ModuleFacts]]) -> None:
+        if build is not None and not future.exception():
+            build.parsed = min(build.total, build.parsed + size)
+
+    try:
+        for start in range(0, len(wanted), batch):
+            served, refused = await callbacks.read_each(wanted[start : start + batch])
+            if refused:
+                log.info("host refused %d blob(s)", len(refused))
+            if build is not None:
+                build.parsed = min(build.total, build.parsed + len(refused))
+            if pool is None:
+                parsed = await anyio.to_thread.run_sync(
+                    lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
+                )
+                out.update(parsed)
+                if build is not None:
+                    build.parsed = min(build.total, build.parsed + len(served))
+                continue
+            items = list(served.items())
+            for at in range(0, len(items), POOL_CHUNK):
+                chunk = items[at : at + POOL_CHUNK]
+                future = pool.submit(parse_chunk, chunk, engine.max_file_bytes)
+                future.add_done_callback(functools.partial(counted, len(chunk)))
+                pending.append(future)
+        for future in pending:
+            for facts in await anyio.to_thread.run_sync(future.result):
+                out[facts.blob] = engine.add_parsed(facts)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
     return out

@@ -29,6 +29,23 @@ def python_tree(entries: Mapping[str, str]) -> dict[str, str]:
     return {path: blob for path, blob in entries.items() if is_python_path(path)}
 
 
+TOO_LARGE = "skipped: file too large"
+
+
+def checked_facts(blob: str, data: bytes, max_file_bytes: int) -> ModuleFacts:
+    """The facts of *data* after checking that it hashes to *blob* (BlobMismatch otherwise)."""
+    if blob_id(data) != blob:
+        raise BlobMismatch(f"content for {blob} hashes to {blob_id(data)}")
+    if len(data) > max_file_bytes:
+        return ModuleFacts(blob, [Scope("", "module", -1)], [], [], [], error=TOO_LARGE)
+    return parse_facts(blob, data)
+
+
+def parse_chunk(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[ModuleFacts]:
+    """`checked_facts` of many blobs: the unit of work sent to a parse worker process."""
+    return [checked_facts(blob, data, max_file_bytes) for blob, data in items]
+
+
 class InspectEngine:
     """Parse once per blob, index once per tree; counters in `stats` prove the reuse."""
 
@@ -61,16 +78,17 @@ class InspectEngine:
         cached = self._facts.get(blob)
         if cached is not None:
             return cached
-        if blob_id(data) != blob:
-            raise BlobMismatch(f"content for {blob} hashes to {blob_id(data)}")
-        if len(data) > self.max_file_bytes:
-            facts = ModuleFacts(
-                blob, [Scope("", "module", -1)], [], [], [], error="skipped: file too large"
-            )
-        else:
-            facts = parse_facts(blob, data)
+        return self._store(checked_facts(blob, data, self.max_file_bytes))
+
+    def add_parsed(self, facts: ModuleFacts) -> ModuleFacts:
+        """Adopt facts made by `checked_facts` elsewhere (a parse worker process)."""
+        with self._mutex:
+            return self._facts.get(facts.blob) or self._store(facts)
+
+    def _store(self, facts: ModuleFacts) -> ModuleFacts:
+        if facts.error != TOO_LARGE:
             self.stats["parsed"] += 1
-        self._facts[blob] = facts
+        self._facts[facts.blob] = facts
         while len(self._facts) > self.max_facts:
             self._facts.popitem(last=False)
         return facts

@@ -1,4 +1,5 @@
-"""Strict validation of `sense/*` params (sense-requests.schema.json) plus the `limit` extension.
+"""Strict validation of `sense/*` params (sense-requests.schema.json) plus the `limit`, `offset`
+and `pageBytes` extensions.
 
 Every string arrives from the host and is untrusted; anything outside the closed shapes is a
 typed -32602 (failClass input) rather than a guess.
@@ -6,10 +7,15 @@ typed -32602 (failClass input) rather than a guess.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from asp_protocol.errors import AspError, ErrorCode
+from reference_host.providers.pyindex.paging import (
+    DEFAULT_PAGE_BYTES,
+    MAX_PAGE_BYTES,
+    MIN_PAGE_BYTES,
+)
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10_000
@@ -18,12 +24,13 @@ MAX_TEXT = 4096
 NODE_KINDS = ("file", "module", "class", "function", "type", "test")
 CHANGE_KINDS = ("create", "modify", "delete", "rename")
 
+PAGING = {"offset", "pageBytes"}
 _ALLOWED = {
-    "symbols": {"query", "kinds", "baseline", "limit"},
-    "references": {"symbol", "scope", "baseline", "limit"},
-    "callers": {"symbol", "depth", "baseline", "limit"},
-    "callees": {"symbol", "depth", "baseline", "limit"},
-    "impact": {"changeset", "scope", "depth", "baseline", "limit"},
+    "symbols": {"query", "kinds", "baseline", "limit", *PAGING},
+    "references": {"symbol", "scope", "baseline", "limit", *PAGING},
+    "callers": {"symbol", "depth", "baseline", "limit", *PAGING},
+    "callees": {"symbol", "depth", "baseline", "limit", *PAGING},
+    "impact": {"changeset", "scope", "depth", "baseline", "limit", *PAGING},
 }
 VERBS = tuple(_ALLOWED)
 
@@ -39,6 +46,12 @@ class InspectRequest:
     baseline: dict[str, Any] | None
     limit: int
     depth: int | None
+    offset: dict[str, int] = field(default_factory=dict)
+    page_bytes: int = DEFAULT_PAGE_BYTES
+
+    def answer_params(self) -> dict[str, Any]:
+        """The params that decide the whole answer (paging only picks a part of it)."""
+        return {k: v for k, v in self.params.items() if k not in PAGING}
 
 
 def _text(value: Any, what: str) -> str:
@@ -60,6 +73,15 @@ def _baseline(value: Any) -> dict[str, Any]:
         if key in value and not isinstance(value[key], str):
             raise invalid(f"baseline.{key} must be a string")
     return value
+
+
+def _offset(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or len(value) > 8:
+        raise invalid("offset must be an object of list name -> integer")
+    return {
+        _text(name, "offset key")[:40]: _int(at, "offset value", 0, 10**7)
+        for name, at in value.items()
+    }
 
 
 def _symbol(value: Any) -> dict[str, Any]:
@@ -148,4 +170,10 @@ def parse_request(verb: str, params: Any) -> InspectRequest:
     baseline = _baseline(params["baseline"]) if "baseline" in params else None
     limit = _int(params["limit"], "limit", 1, MAX_LIMIT) if "limit" in params else DEFAULT_LIMIT
     depth = _int(params["depth"], "depth", 1, MAX_DEPTH) if "depth" in params else None
-    return InspectRequest(verb, params, baseline, limit, depth)
+    offset = _offset(params["offset"]) if "offset" in params else {}
+    page_bytes = (
+        _int(params["pageBytes"], "pageBytes", MIN_PAGE_BYTES, MAX_PAGE_BYTES)
+        if "pageBytes" in params
+        else DEFAULT_PAGE_BYTES
+    )
+    return InspectRequest(verb, params, baseline, limit, depth, offset, page_bytes)

@@ -1,0 +1,211 @@
+"""Inspect on real PyPI packages through the real host (issue 15) — a plain script, not a test.
+
+    python bench/inspect_real.py [--package django==5.2.19] [--runs 25] [--cache DIR]
+
+For each package: the sdist is downloaded once with pip (`--no-deps --no-binary :all:`) into the
+cache (default `~/.cache/asp-bench`, outside the repository, never committed), extracted and
+committed to a git repository there. The host is built as `asp-host serve` builds it and runs the
+real `asp-python-inspect` subprocess. Figures:
+
+* cold: first `host/queryInspect` until the first complete (exhaustive) answer, polling every
+  100 ms while the provider answers "indexing";
+* warm p50/p90 per verb through the host (`symbols`/`references`/`callers` of one file's names,
+  `impact` of one module), and the largest page in bytes;
+* resident memory of the host (this process) and the provider after the warm runs, and the
+  provider's peak (VmHWM);
+* `git grep -w NAME` on the same tree, and the ratio of warm `references` to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from reference_host.cli import build_context
+from reference_host.context import HostContext
+from reference_host.inspect.query import query_inspect
+
+DEFAULT_PACKAGES = ("django==5.2.19", "salt==3008.5")
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "asp-bench"
+# one file per package whose names are queried: (path inside the sdist, symbol, method)
+PROBES = {
+    "django": ("django/core/paginator.py", "django.core.paginator.Paginator", "Paginator.page"),
+    "salt": ("salt/utils/files.py", "salt.utils.files.fopen", "fopen"),
+}
+COLD_LIMIT_S = 120.0
+PIP_DOWNLOAD = (sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:")
+
+
+def prepared_repo(spec: str, cache: Path) -> Path:
+    """A git repository of the package's sdist, built once in *cache*."""
+    name, _, version = spec.partition("==")
+    repo = cache / "repos" / f"{name}-{version}"
+    if (repo / "TOP").is_file():
+        return repo
+    cache.mkdir(parents=True, exist_ok=True)
+    sdists = list(cache.glob(f"{name.replace('-', '_')}-{version}.tar.gz")) + list(
+        cache.glob(f"{name}-{version}.tar.gz")
+    )
+    if not sdists:
+        subprocess.run(
+            [*PIP_DOWNLOAD, spec, "-d", str(cache)],
+            check=True,
+        )
+        sdists = list(cache.glob(f"{name}*-{version}.tar.gz"))
+    repo.mkdir(parents=True)
+    with tarfile.open(sdists[0]) as archive:
+        archive.extractall(repo, filter="data")
+    (top,) = list(repo.iterdir())
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(top)], check=True)
+    subprocess.run([*git, "-C", str(top), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(top), "commit", "-qm", spec], check=True)
+    (repo / "TOP").write_text(top.name)
+    return repo
+
+
+def work_tree(repo: Path) -> Path:
+    return repo / (repo / "TOP").read_text().strip()
+
+
+def rss_mib(pid: int | str = "self") -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ask(verb: str, **fields: Any) -> dict[str, Any]:
+    return {"callSite": "interactive", "request": {"verb": verb, **fields}}
+
+
+async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict[str, Any]:
+    path, symbol, method = PROBES[package]
+    queries = {
+        "symbols": ask("symbols", path=path),
+        "references": ask("references", symbol=symbol),
+        "callers": ask("callers", symbol=f"{path}::{method}"),
+        "impact": ask("impact", paths=[path]),
+    }
+    started = time.perf_counter()
+    polls = 0
+    while True:
+        polls += 1
+        first = await query_inspect(ctx, queries["references"])
+        if first["coverage"]["exhaustive"]:
+            break
+        if time.perf_counter() - started > COLD_LIMIT_S:
+            raise RuntimeError(f"no complete answer in {COLD_LIMIT_S} s: {first['coverage']}")
+        await anyio.sleep(0.1)
+    cold = time.perf_counter() - started
+    out: dict[str, Any] = {"cold_s": cold, "polls": polls, "verbs": {}}
+    for verb, params in queries.items():
+        times, largest = [], 0
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            result = await query_inspect(ctx, params)
+            times.append((time.perf_counter() - t0) * 1000)
+            largest = max(largest, len(json.dumps(result)))
+        answer = result["data"]["results"][0]["result"] if result["data"]["results"] else {}
+        out["verbs"][verb] = {
+            "p50": pct(times, 0.5),
+            "p90": pct(times, 0.9),
+            "bytes": largest,
+            "nodes": len(answer.get("nodes", [])),
+            "exhaustive": result["coverage"]["exhaustive"],
+        }
+    name = symbol.rpartition(".")[2]
+    grep = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run(["git", "grep", "-w", "-c", name], cwd=root, capture_output=True)
+        grep.append((time.perf_counter() - t0) * 1000)
+    out["git_grep_ms"] = statistics.median(grep)
+    session = ctx.supervisor.record("asp-python-inspect").sessions["inspect"]
+    assert session.process is not None
+    out["host_rss"] = rss_mib()[0]
+    out["provider_rss"], out["provider_peak"] = rss_mib(session.process.pid)
+    return out
+
+
+async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
+    root = work_tree(prepared_repo(spec, cache))
+    modules = int(
+        subprocess.run(
+            ["git", "ls-files", "*.py"], cwd=root, capture_output=True, text=True
+        ).stdout.count("\n")
+    )
+    ctx = build_context(root, None, "advisory")
+    async with anyio.create_task_group() as tg:
+        ctx.supervisor.attach(tg)
+        try:
+            result = await measure(ctx, root, spec.partition("==")[0], runs)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await ctx.supervisor.shutdown_all()
+            tg.cancel_scope.cancel()
+    return {"package": spec, "modules": modules, **result}
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    print(
+        "| package | modules | cold → first complete answer | verb | warm p50 | warm p90 "
+        "| largest page | ratio to `git grep -w` |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        for verb, figures in row["verbs"].items():
+            ratio = (
+                f"{figures['p50'] / row['git_grep_ms']:.2f}x ({row['git_grep_ms']:.0f} ms)"
+                if verb == "references"
+                else ""
+            )
+            print(
+                f"| {row['package']} | {row['modules']} | {row['cold_s']:.1f} s | {verb} "
+                f"| {figures['p50']:.1f} ms | {figures['p90']:.1f} ms "
+                f"| {figures['bytes'] / 1024:.0f} KiB | {ratio} |"
+            )
+    for row in rows:
+        print(
+            f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
+            f"{row['provider_rss']:.0f} MiB (provider peak {row['provider_peak']:.0f} MiB)"
+        )
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, {sys.version.split()[0]}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--package", action="append", help="NAME==VERSION (repeatable)")
+    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    args = parser.parse_args(argv)
+    rows = [
+        anyio.run(run_package, spec, args.cache, args.runs)
+        for spec in args.package or DEFAULT_PACKAGES
+    ]
+    report(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
