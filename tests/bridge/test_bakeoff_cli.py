@@ -20,6 +20,7 @@ def bakeoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_bakeoff_command_writes_both_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = bakeoff(

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from tests.support.gitrepo import make_repo
 from tests.support.mcp_helpers import assert_labelled, bad_host_command
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # stdio end to end: real processes
 MODES = ["legacy", "auto"]
 HAS_REFERENCE_HOST = importlib.util.find_spec("reference_host.cli") is not None
 

@@ -26,7 +26,7 @@ from bridge.ext.bakeoff.workspace import PreparedCase, prepare, snapshot
 from bridge.ext.extension import APPLY_METHOD
 from tests.support.mcp_helpers import assert_labelled
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # stdio end to end: real processes
 MODES = ["legacy", "auto"]
 RAW = TypeAdapter(dict[str, Any])
 

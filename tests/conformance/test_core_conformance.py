@@ -10,7 +10,6 @@ repository policy at HEAD of a temporary git repository.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,19 +55,6 @@ CLEAN = one_provider("clean")
 FINDING = one_provider("finding")
 MISSING = one_provider("clean", id="fake-not-installed", installed=False)
 SRC_EDIT = {"src/app.py": "def add(a, b):\n    return a + b + 0\n"}
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("core"))
-    yield hosts
-    hosts.close()
-
-
-@pytest.fixture(autouse=True)
-def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
-    yield
-    pool.end_test()
 
 
 def evaluate_edit(

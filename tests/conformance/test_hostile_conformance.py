@@ -13,7 +13,6 @@ import ast
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,19 +45,6 @@ from tests.support.host_scenarios import REQ, Fake, HostConfig, Req, one_provide
 
 TESTS = Path(__file__).resolve().parents[1]
 OPT = "optional-check"
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("hostile"))
-    yield hosts
-    hosts.close()
-
-
-@pytest.fixture(autouse=True)
-def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
-    yield
-    pool.end_test()
 
 
 def gate_eval(pool: HostPool, config: HostConfig, path: str, **kw: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ third-party runtime and are not claimed here (docs/asp-0.1.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,6 @@ V01 = one_provider(
 V01_UNSELECTED = one_provider(
     "clean", id="legacy-unselected", protocol="asp/0.1", manifest_protocols=("asp/0.1",)
 )
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("interop"))
-    yield hosts
-    hosts.close()
 
 
 def _evaluate(pool: HostPool, config: Any, call_site: str = "gate") -> dict[str, Any]:

@@ -26,13 +26,6 @@ SHARED = one_provider("clean")
 TWENTY_MB = 20 * 1024 * 1024
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("bad-input"))
-    yield hosts
-    hosts.close()
-
-
 @pytest.fixture
 def hut(pool: HostPool) -> Iterator[HostUnderTest]:
     shared = pool.get(SHARED)

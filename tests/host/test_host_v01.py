@@ -8,7 +8,6 @@ trusted manifest negotiates asp/0.1 and a trusted `provider-settings.json` selec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,19 +31,6 @@ def legacy(behavior: str, checks: tuple[str, ...] | None = CHECKS, **kw: Any) ->
         settings=settings,
         **kw,
     )
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("v01"))
-    yield hosts
-    hosts.close()
-
-
-@pytest.fixture(autouse=True)
-def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
-    yield
-    pool.end_test()
 
 
 def _notes(result: dict[str, Any]) -> str:
