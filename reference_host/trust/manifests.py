@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
 from asp_protocol.vocabulary import CapabilityFamily, LegacyRole
 from asp_protocol.wire import Frozen
+from reference_host.diagnosis import validation_summary
 from reference_host.providers import (
     BUILTIN_PROVIDERS,
     LICENSE,
@@ -213,10 +214,8 @@ def load_manifest(path: Path) -> InstalledProvider:
     try:
         manifest = ServerManifest.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
         return InstalledProvider(
-            provider_id, str(path), "malformed", raw=raw, detail=f"{where}: {first['msg']}"
+            provider_id, str(path), "malformed", raw=raw, detail=validation_summary(exc)
         )
     found = InstalledProvider(
         manifest.server.id, str(path), "valid", manifest, cwd=path.parent, raw=raw
