@@ -164,7 +164,8 @@ class Supervisor:
             if warm is not None and warm.alive and warm.state == "active":
                 if warm.profile is None or not warm.profile.restart_needed(warm.baseline, baseline):
                     return warm
-                await warm.shutdown()  # an asp/0.1 provider ignores baselineChanged
+                async with warm.lock:  # an asp/0.1 provider ignores baselineChanged: restart
+                    await warm.shutdown()  # (after the request it may be serving)
             if warm is not None and warm.alive:
                 await warm.kill()
             assert record.installed is not None
