@@ -13,7 +13,12 @@ import re
 import secrets
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls except tab and newline (ESC, CR, ...), zero-width and direction marks, line and
+# paragraph separators, bidi embeddings/overrides/isolates (RLO, ...) and the byte-order mark.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+_LINE_BREAKS = re.compile(r"[\t\n]+")
 
 
 def cap_string(value: str, limit: int) -> str:
@@ -37,6 +42,12 @@ def cap_strings(value: Any, limit: int) -> Any:
 def clean_text(value: str) -> str:
     """Drop control and bidi-override characters from raw text (keeps newlines and tabs)."""
     return _CONTROL.sub("", value)
+
+
+def one_line(value: object, limit: int) -> str:
+    """Untrusted text for one line of a text view: cleaned, tabs and newlines folded, capped."""
+    text = _LINE_BREAKS.sub(" ", clean_text(str(value)))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fence(body: str, *, label: str, total_limit: int) -> str:

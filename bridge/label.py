@@ -156,8 +156,7 @@ def oversize(
     host_result: dict[str, Any] | None, bridge_result: dict[str, Any] | None, limits: TextLimits
 ) -> BridgeError | None:
     """The error for a result larger than the bridge passes on, or None when it fits."""
-    carried = [part for part in (host_result, bridge_result) if part is not None]
-    size = sum(len(json.dumps(part, ensure_ascii=False).encode("utf-8")) for part in carried)
+    size = carried_bytes(host_result, bridge_result)
     if size <= limits.max_result_bytes:
         return None
     return BridgeError(
@@ -173,6 +172,13 @@ def _result(structured: dict[str, Any], text: str, *, binding: Binding) -> CallT
         structured_content=structured,
         is_error=structured["error"] is not None,
         _meta=label_meta(binding),
+    )
+
+
+def carried_bytes(*parts: dict[str, Any] | None) -> int:
+    """The UTF-8 JSON size of what a result carries verbatim (the `max_result_bytes` measure)."""
+    return sum(
+        len(json.dumps(p, ensure_ascii=False).encode("utf-8")) for p in parts if p is not None
     )
 
 

@@ -8,15 +8,13 @@ columns become ASP's zero-based positions here, in one place.
 from __future__ import annotations
 
 import json
-import os
-import posixpath
 from typing import Any, Literal
-from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
 from asp_protocol.models import Diagnostic
 from bridge.migration.base import Model
+from bridge.migration.paths import normalize_path, uri_to_path
 
 FindingsFormat = Literal["asp", "sarif"]
 Severity = Literal["error", "warning", "info"]
@@ -310,7 +308,7 @@ def _sarif_result(
         pointer=pointer,
         origin="sarif",
         path=_field_path(
-            _uri_to_path(uri),
+            uri_to_path(uri),
             repo_root,
             index,
             pointer,
@@ -358,27 +356,6 @@ def _sarif_region(region: Any, fail: Any) -> tuple[Position | None, Position | N
 
 
 # -- paths and helpers ----------------------------------------------------------------------------
-
-
-def _uri_to_path(uri: str) -> str:
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
-    if parsed.scheme and len(parsed.scheme) > 1:
-        return uri  # another scheme: kept as given, it will not match a repository path
-    return unquote(uri)
-
-
-def normalize_path(path: str, repo_root: str | None = None) -> str:
-    """Repo-relative POSIX path: absolute paths inside *repo_root* are made relative, `./` dropped."""
-    text = path.replace("\\", "/")
-    if repo_root and posixpath.isabs(text):
-        root = os.path.realpath(repo_root)
-        real = os.path.realpath(text)
-        if real == root or real.startswith(root.rstrip("/") + "/"):
-            text = os.path.relpath(real, root).replace(os.sep, "/")
-    normalized = posixpath.normpath(text) if text else text
-    return "" if normalized == "." else normalized
 
 
 def _field_path(path: str, repo_root: str | None, index: int, pointer: str, field: str) -> str:

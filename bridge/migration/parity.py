@@ -8,17 +8,25 @@ old tool found and the host did not is a parity blocker; the reverse is reported
 
 from __future__ import annotations
 
+import heapq
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
 from bridge.migration.base import Model
 from bridge.migration.findings import Finding, parse_host_findings
+from bridge.migration.matching import (
+    Checkpoint,
+    Matcher,
+    MatchMethod,
+    Side,
+    line_of,
+    no_checkpoint,
+)
 from bridge.migration.rules import RuleHow, asp_rule_kind, message_subject, old_rule_kind
 
-MatchMethod = Literal["fingerprint", "position", "subject"]
 DEFAULT_LINE_TOLERANCE = 2
 
 
@@ -74,27 +82,6 @@ class ParityResult(Model):
     notes: tuple[str, ...] = ()
 
 
-@dataclass
-class _Side:
-    finding: Finding
-    kind: str | None
-    how: RuleHow
-    subject: str | None
-
-
-def _line(f: Finding) -> int | None:
-    return f.start.line if f.start else None
-
-
-def _delta(old: Finding, asp: Finding) -> tuple[int, int] | None:
-    """(line, char) distance, (0, 0) for two file-level findings, None when only one has a range."""
-    if old.start is None and asp.start is None:
-        return 0, 0
-    if old.start is None or asp.start is None:
-        return None
-    return abs(asp.start.line - old.start.line), abs(asp.start.char - old.start.char)
-
-
 def compare_findings(
     old: Sequence[Finding],
     asp: Sequence[Finding],
@@ -102,79 +89,34 @@ def compare_findings(
     options: ParityOptions | None = None,
     change_paths: Iterable[str] | None = None,
     notes: Iterable[str] = (),
+    checkpoint: Checkpoint = no_checkpoint,
 ) -> ParityResult:
-    """Pair old and ASP findings one-to-one; everything unpaired is listed with the reason."""
+    """Pair old and ASP findings one-to-one; everything unpaired is listed with the reason.
+    Raises ParityTooLarge when the input would need more than PAIR_BUDGET candidate pairs."""
     opts = options or ParityOptions()
     olds = [_old_side(f, opts) for f in old]
-    asps = [_Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message)) for f in asp]
-    free_old = set(range(len(olds)))
-    free_asp = set(range(len(asps)))
-    matched: list[tuple[int, int, MatchMethod]] = []
-
-    def take(candidates: list[tuple[tuple[int, ...], int, int]], method: MatchMethod) -> None:
-        for _, o, a in sorted(candidates):
-            if o in free_old and a in free_asp:
-                free_old.discard(o)
-                free_asp.discard(a)
-                matched.append((o, a, method))
-
-    by_path: dict[str, list[int]] = {}
-    for a, side in enumerate(asps):
-        by_path.setdefault(side.finding.path, []).append(a)
-
-    def pairs() -> Iterable[tuple[int, int]]:
-        for o in sorted(free_old):
-            for a in by_path.get(olds[o].finding.path, ()):
-                if a in free_asp:
-                    yield o, a
-
-    fingerprinted: list[tuple[tuple[int, ...], int, int]] = []
-    for o, a in pairs():
-        common = set(olds[o].finding.fingerprints) & set(asps[a].finding.fingerprints)
-        if common:
-            d = _delta(olds[o].finding, asps[a].finding) or (0, 0)
-            fingerprinted.append(((*d, o, a), o, a))
-    take(fingerprinted, "fingerprint")
-
-    near: list[tuple[tuple[int, ...], int, int]] = []
-    for o, a in pairs():
-        so, sa = olds[o], asps[a]
-        if so.kind is None or so.kind != sa.kind:
-            continue
-        if so.subject and sa.subject and so.subject != sa.subject:
-            continue
-        dist = _delta(so.finding, sa.finding)
-        if dist is not None and dist[0] <= opts.line_tolerance:
-            near.append(((dist[0], int(so.subject != sa.subject), dist[1], o, a), o, a))
-    take(near, "position")
-
+    asps = [Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message)) for f in asp]
+    matcher = Matcher(olds, asps, opts.line_tolerance, checkpoint)
+    matcher.fingerprints()
+    matcher.positions()
     if opts.match_shifted_by_subject:
-        shifted: list[tuple[tuple[int, ...], int, int]] = []
-        for o, a in pairs():
-            so, sa = olds[o], asps[a]
-            if (
-                so.kind is not None
-                and so.kind == sa.kind
-                and so.subject
-                and so.subject == sa.subject
-            ):
-                d = _delta(so.finding, sa.finding) or (0, 0)
-                shifted.append(((*d, o, a), o, a))
-        take(shifted, "subject")
-
-    return _result(olds, asps, matched, free_old, free_asp, opts, change_paths, notes)
+        matcher.subjects()
+    checkpoint()
+    return _result(
+        olds, asps, matcher.matched, matcher.free_old, matcher.free_asp, opts, change_paths, notes
+    )
 
 
-def _old_side(f: Finding, opts: ParityOptions) -> _Side:
+def _old_side(f: Finding, opts: ParityOptions) -> Side:
     if f.origin == "asp":
-        return _Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message))
+        return Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message))
     kind, how = old_rule_kind(f.rule, f.message, opts.rule_map)
-    return _Side(f, kind, how, message_subject(f.message))
+    return Side(f, kind, how, message_subject(f.message))
 
 
 def _result(
-    olds: list[_Side],
-    asps: list[_Side],
+    olds: list[Side],
+    asps: list[Side],
     matched: list[tuple[int, int, MatchMethod]],
     free_old: set[int],
     free_asp: set[int],
@@ -187,7 +129,7 @@ def _result(
     pairs = []
     for o, a, method in sorted(matched):
         fo, fa = olds[o].finding, asps[a].finding
-        lo, la = _line(fo), _line(fa)
+        lo, la = line_of(fo), line_of(fa)
         pairs.append(
             MatchedFinding(
                 old=fo,
@@ -198,7 +140,14 @@ def _result(
                 severity_differs=fo.severity != fa.severity,
             )
         )
-    only_old = [_only_old(olds[o], asps, changed) for o in sorted(free_old)]
+    host_lines: dict[tuple[str, str | None], set[int]] = defaultdict(set)
+    for side in asps:
+        lines = host_lines[(side.finding.path, side.kind)]
+        host_lines[(side.finding.path, None)].add(-1)
+        if side.finding.start is not None:
+            lines.add(side.finding.start.line + 1)
+    shown = {key: ", ".join(map(str, heapq.nsmallest(10, v))) for key, v in host_lines.items()}
+    only_old = [_only_old(olds[o], shown, changed) for o in sorted(free_old)]
     only_asp = [
         OnlyAspFinding(
             finding=asps[a].finding,
@@ -244,26 +193,23 @@ def _result(
     )
 
 
-def _only_old(side: _Side, asps: list[_Side], changed: set[str] | None) -> OnlyOldFinding:
+def _only_old(
+    side: Side, host_lines: dict[tuple[str, str | None], str], changed: set[str] | None
+) -> OnlyOldFinding:
+    """Why an old finding stayed unpaired; *host_lines* shows the host's first 1-based lines per
+    (path, rule kind), and has a (path, None) entry for every path the host reported in."""
     f = side.finding
     in_change = None if changed is None else f.path in changed
     if in_change is False:
         reason = "the path is not part of the evaluated change, so the host did not look at it"
     elif side.kind is None:
         reason = f"no ASP rule is known for old rule {f.rule!r}"
-    elif not any(a.finding.path == f.path for a in asps):
+    elif (f.path, None) not in host_lines:
         reason = "the host reported nothing in this file"
-    elif not any(a.finding.path == f.path and a.kind == side.kind for a in asps):
+    elif (f.path, side.kind) not in host_lines:
         reason = f"the host reported no {side.kind!r} finding in this file"
     else:
-        lines = sorted(
-            {
-                a.finding.start.line + 1
-                for a in asps
-                if a.finding.path == f.path and a.kind == side.kind and a.finding.start
-            }
-        )
-        shown = ", ".join(str(n) for n in lines[:10]) or "no line"
+        shown = host_lines[(f.path, side.kind)] or "no line"
         reason = (
             f"the host's {side.kind!r} findings in this file are at line(s) {shown} and none "
             "matches this one (different name, or too far and already paired)"
@@ -294,6 +240,7 @@ def parity_from_decision(
     options: ParityOptions | None = None,
     change_paths: Iterable[str] | None = None,
     repo_root: str | None = None,
+    checkpoint: Checkpoint = no_checkpoint,
 ) -> tuple[ParityResult, HostEvaluation]:
     """Compare old findings with the findings of a host `host/evaluateChangeset` result."""
     envelope = decision if isinstance(decision, dict) else {}
@@ -313,7 +260,9 @@ def parity_from_decision(
         )
     if bad:
         notes.append(f"{len(bad)} host finding(s) could not be read and were left out.")
-    result = compare_findings(old, asp, options=options, change_paths=change_paths, notes=notes)
+    result = compare_findings(
+        old, asp, options=options, change_paths=change_paths, notes=notes, checkpoint=checkpoint
+    )
     evaluation = HostEvaluation(
         decision=_cap(envelope["decision"]) if isinstance(envelope.get("decision"), str) else None,
         call_site=_cap(envelope["callSite"]) if isinstance(envelope.get("callSite"), str) else None,

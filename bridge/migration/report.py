@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from bridge.fence import clean_text, one_line
 from bridge.migration.base import Model
 from bridge.migration.coverage import CoverageItem, CoverageStatus
 from bridge.migration.findings import Finding
@@ -86,13 +86,9 @@ def report_json(report: MigrationReport) -> dict[str, Any]:
 
 # -- text -----------------------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def _clean(value: Any, limit: int = 160) -> str:
     """Host and old-tool strings are untrusted: one line, no control characters, length-capped."""
-    text = _CONTROL.sub(" ", str(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(value, limit)
 
 
 def _where(f: Finding) -> str:
@@ -124,20 +120,20 @@ def render_text(report: MigrationReport) -> str:
                 canonical,
                 item.status,
                 providers or "-",
-                ", ".join(item.required_at) or "-",
+                _clean(", ".join(item.required_at), 80) or "-",
             )
         )
     lines += _table(rows)
     for item in report.coverage:
         extra = f"  {_clean(item.name, 40)}: {_clean(item.reason, 240)}"
         if item.legacy_aliases_advertised:
-            extra += f" [aliases advertised: {', '.join(item.legacy_aliases_advertised)}]"
+            extra += f" [aliases advertised: {_clean(', '.join(item.legacy_aliases_advertised))}]"
         lines.append(extra)
     lines += ["", *_parity_text(report.parity)]
     for note in report.notes:
         lines.append(f"note: {_clean(note, 300)}")
     lines += ["", "Replacement claimed: no. " + BASIS]
-    return "\n".join(lines) + "\n"
+    return clean_text("\n".join(lines)) + "\n"  # a last sweep for any string not cleaned above
 
 
 def _parity_text(section: ParitySection | None) -> list[str]:
@@ -154,7 +150,8 @@ def _parity_text(section: ParitySection | None) -> list[str]:
     ]
     if section.host_evaluation is not None:
         ev = section.host_evaluation
-        lines.append(f"  host decision: {ev.decision} (ran: {', '.join(ev.ran) or 'none'})")
+        ran = _clean(", ".join(ev.ran), 300) or "none"
+        lines.append(f"  host decision: {_clean(ev.decision, 40)} (ran: {ran})")
         lines += [f"  host coverage degraded: {_clean(d, 200)}" for d in ev.degraded]
     lines.append(
         f"  old {c.old}  asp {c.asp}  matched {c.matched}  only-old {c.only_old} (parity blockers)  "
@@ -165,7 +162,8 @@ def _parity_text(section: ParitySection | None) -> list[str]:
         rows = [("old tool", "ASP host", "rule kind", "how")]
         for m in r.matched:
             delta = f", line {m.line_delta:+d}" if m.line_delta else ""
-            rows.append((_where(m.old), _where(m.asp), m.rule_kind or "-", m.method + delta))
+            kind = _clean(m.rule_kind, 60) if m.rule_kind else "-"
+            rows.append((_where(m.old), _where(m.asp), kind, m.method + delta))
         lines += ["    " + row for row in _table(rows)]
     if r.only_old:
         lines.append(

@@ -31,6 +31,7 @@ from bridge.label import Envelope
 from bridge.migration.coverage import coverage_map
 from bridge.migration.findings import FindingsError, FindingsInput, parse_findings
 from bridge.migration.legacy_names import PROTOCOL_LEGACY_NAMES
+from bridge.migration.matching import ParityTooLarge
 from bridge.migration.parity import ParityOptions, parity_from_decision
 from bridge.migration.report import (
     MigrationReport,
@@ -141,17 +142,28 @@ async def _parity(
             change_paths=changed,
             **base,
         )
-    # Matching is CPU work proportional to old times host findings: keep it off the event loop.
-    result, evaluation = await anyio.to_thread.run_sync(
-        functools.partial(
-            parity_from_decision,
-            old.findings,
-            decision,
-            options=options,
-            change_paths=changed,
-            repo_root=_repo_root(state),
+    # Matching is CPU work: off the event loop, in a worker thread that checks every few thousand
+    # steps whether the call was cancelled or ran past the per-call deadline, and stops there.
+    with anyio.move_on_after(state.settings.timeout) as deadline:
+        try:
+            result, evaluation = await anyio.to_thread.run_sync(
+                functools.partial(
+                    parity_from_decision,
+                    old.findings,
+                    decision,
+                    options=options,
+                    change_paths=changed,
+                    repo_root=_repo_root(state),
+                    checkpoint=anyio.from_thread.check_cancelled,
+                )
+            )
+        except ParityTooLarge as exc:
+            raise Refusal(str(exc)) from None
+    if deadline.cancelled_caught:
+        raise Refusal(
+            f"parity matching did not finish within the per-call deadline ({state.settings.timeout}"
+            " s); shrink `findings` (one file or rule at a time) or narrow the change (`paths`)"
         )
-    )
     return ParitySection(
         ran=True,
         changeset_source=source,
@@ -160,6 +172,10 @@ async def _parity(
         result=result,
         **base,
     )
+
+
+class Refusal(Exception):
+    """The check cannot be answered as asked; the message says which input to shrink or fix."""
 
 
 def _repo_root(state: BridgeRuntime) -> str | None:
@@ -254,7 +270,10 @@ async def asp_migration_check(
     notes = []
     parity: ParitySection | None = None
     if old is not None:
-        parity = await _parity(state, ctx, calls, old, inline, paths, comparison, options)
+        try:
+            parity = await _parity(state, ctx, calls, old, inline, paths, comparison, options)
+        except Refusal as exc:
+            return _refused(state, started, str(exc))
     elif inline is not None:
         notes.append("A changeset was given without old-tool findings: parity was not run.")
     names = list(legacy) or list(PROTOCOL_LEGACY_NAMES)
@@ -266,6 +285,10 @@ async def asp_migration_check(
     )
     method = calls.last or "host/status"
     others = {m: r for m, r in calls.results.items() if m != method}
+    bridge_result = {"migrationCheck": report_json(report), "hostResults": others}
+    size = label.carried_bytes(calls.results[method], bridge_result)
+    if size > state.limits.max_result_bytes:
+        return _refused(state, started, _too_large(size, state.limits.max_result_bytes, report))
     return label.success(
         tool=TOOL,
         method=method,
@@ -273,9 +296,25 @@ async def asp_migration_check(
         host=state.host_identity(),
         latency_ms=(time.perf_counter() - started) * 1000,
         host_result=calls.results[method],
-        bridge_result={"migrationCheck": report_json(report), "hostResults": others},
+        bridge_result=bridge_result,
         limits=state.limits,
         summary=_summary(report, state),
+    )
+
+
+def _too_large(size: int, limit: int, report: MigrationReport) -> str:
+    """The bridge's own report outgrew the result limit: say so, and which input made it big."""
+    result = report.parity.result if report.parity is not None else None
+    counts = (
+        f" ({result.counts.old} old and {result.counts.asp} host findings)"
+        if result is not None
+        else ""
+    )
+    return (
+        f"the migration report of {size} bytes{counts} exceeds the bridge result limit of {limit} "
+        "bytes (max_result_bytes); it is not passed on truncated. Shrink `findings` (one file or "
+        "rule at a time), narrow the change (`paths` or a smaller `changeset`), or ask for fewer "
+        "`legacy` names"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,10 @@ import pytest
 from bridge.migration.findings import (
     FindingsError,
     load_findings,
-    normalize_path,
     parse_findings,
     parse_host_findings,
 )
+from bridge.migration.paths import normalize_path
 from tests.support.old_tool import (
     OldMessage,
     asp_diagnostics,
@@ -316,3 +317,35 @@ def test_normalize_path(path: str, root: str | None, expected: str) -> None:
 
 def test_normalize_path_relativizes_inside_the_root(tmp_path: Path) -> None:
     assert normalize_path(str(tmp_path / "src" / "m.py"), str(tmp_path)) == "src/m.py"
+    assert normalize_path(str(tmp_path / "src" / ".." / "m.py"), str(tmp_path)) == "m.py"
+    assert normalize_path(str(tmp_path / ".." / "out.py"), str(tmp_path)) != "out.py"
+
+
+def test_normalize_path_never_touches_the_filesystem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client's absolute path is client data: it is compared as a string, never stat'ed or
+    resolved (a symlink inside the repository pointing out of it is not followed either)."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "out").symlink_to(tmp_path)
+    normalize_path("/x", str(root))  # the configured root's spellings are cached once
+    touched: list[str] = []
+
+    def spy(name: str) -> Any:
+        real = getattr(os.path, name)
+
+        def wrapper(p: Any, *a: Any, **k: Any) -> Any:
+            touched.append(str(p))
+            return real(p, *a, **k)
+
+        return wrapper
+
+    for name in ("realpath", "exists", "isfile", "isdir", "islink", "lexists"):
+        monkeypatch.setattr(os.path, name, spy(name))
+    monkeypatch.setattr(os, "stat", spy("realpath"))
+    monkeypatch.setattr(os, "lstat", spy("realpath"))
+    assert normalize_path(str(root / "out" / "secret.py"), str(root)) == "out/secret.py"
+    assert normalize_path("/etc/passwd", str(root)) == "/etc/passwd"
+    assert normalize_path(str(root / "src" / "a.py"), str(root)) == "src/a.py"
+    assert touched == []
