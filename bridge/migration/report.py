@@ -86,6 +86,7 @@ def report_json(report: MigrationReport) -> dict[str, Any]:
 
 # -- text -----------------------------------------------------------------------------------------
 
+
 def _clean(value: Any, limit: int = 160) -> str:
     """Host and old-tool strings are untrusted: one line, no control characters, length-capped."""
     return one_line(value, limit)

@@ -69,7 +69,9 @@ def _random_sides(seed: int, n_old: int, n_asp: int) -> tuple[list[Finding], lis
     asp = [one(i, "asp") for i in range(n_asp)]
     for k, f in enumerate(old):  # some old findings share the host's fingerprints
         if rng.random() < 0.3 and asp:
-            old[k] = f.model_copy(update={"fingerprints": asp[rng.randrange(len(asp))].fingerprints})
+            old[k] = f.model_copy(
+                update={"fingerprints": asp[rng.randrange(len(asp))].fingerprints}
+            )
     return old, asp
 
 
