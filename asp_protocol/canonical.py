@@ -17,6 +17,16 @@ def canonical_json(value: Any) -> str:
     )
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def strict_loads(text: str | bytes) -> Any:
+    """`json.loads` without Python's NaN/Infinity extension: what it accepts, canonical_json can
+    write back and digest (a NaN would otherwise parse, then fail every digest)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
 def digest_bytes(data: bytes) -> str:
     return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
 

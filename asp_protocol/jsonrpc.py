@@ -8,7 +8,6 @@ request with a typed error when the stream closes.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from asp_protocol import DEFAULT_MAX_LINE_BYTES
+from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import (
     AspError,
     ConnectionClosed,
@@ -37,11 +37,6 @@ PROGRESS_METHOD = "$/progress"
 RequestId = int | str
 ProgressCallback = Callable[[Any], Awaitable[None]]
 NotificationHandler = Callable[[Any], Awaitable[None]]
-
-
-def _reject_constant(name: str) -> Any:
-    """NaN and ±Infinity are not JSON; a peer that sends them sent an unparseable line."""
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _is_id(value: Any) -> TypeGuard[RequestId]:
@@ -278,7 +273,7 @@ class JsonRpcEndpoint:
             )
             return
         try:
-            message = json.loads(line, parse_constant=_reject_constant)
+            message = strict_loads(line)  # NaN/Infinity: an unparseable line
         except (ValueError, UnicodeDecodeError, RecursionError):
             # RecursionError: nesting deeper than the interpreter can parse is a bad line too
             self._trace("in", "invalid", None, None, len(line))

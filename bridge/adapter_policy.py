@@ -10,6 +10,8 @@ and before any refusal, so a refusal is never based on a stale read — except `
 which the bridge's own debug tools use while no host runs (a host is never started just to read
 its policy).
 
+A policy the host rejected (bad JSON, NaN, schema errors: `activation` is not `active`) leaves
+`adapters.mcp` unknown: evaluate and edit-plan are refused until it parses, reads pass.
 When `host/policy` exists but cannot be read (it errors or times out), the policy is unknown and
 the gate fails closed for evaluate and edit-plan, while reads pass; when the host itself is down,
 the call that follows reports that more clearly than a refusal would.
@@ -48,6 +50,7 @@ class AdapterPolicy:
     mode: str | None = None
     source: str | None = None
     policy_digest: str | None = None
+    rejected: str | None = None  # the host rejected the policy file: adapters.mcp is unknown
 
     def describe(self) -> str:
         where = self.source or "the active repository policy"
@@ -66,12 +69,19 @@ def parse(result: Any) -> AdapterPolicy:
     source = result.get("source") if isinstance(result.get("source"), str) else None
     digest = result.get("policyDigest") if isinstance(result.get("policyDigest"), str) else None
     mode = block.get("mode") if isinstance(block.get("mode"), str) else None
+    rejected = None
+    if result.get("activation") != "active":
+        detail = (
+            result.get("detail") if isinstance(result.get("detail"), str) else "no reason given"
+        )
+        rejected = f"activation {str(result.get('activation'))[:40]}: {detail[:200]}"
     return AdapterPolicy(
         available=True,
         enabled=block.get("enabled") is not False,
         mode=mode,
         source=(source or "")[:200] or None,
         policy_digest=(digest or "")[:200] or None,
+        rejected=rejected,
     )
 
 
@@ -86,6 +96,12 @@ def refusal(policy: AdapterPolicy, surface: Surface) -> str | None:
         return (
             f"refused by repository policy ({policy.describe()}): adapters.mcp.enabled is false, "
             "so no MCP tool or method may reach this host"
+        )
+    if policy.rejected is not None and surface != "read":
+        return (
+            f"refused: the host did not accept the repository policy ({policy.describe()}; "
+            f"{policy.rejected}), so its adapters.mcp block is unknown and {surface} is not "
+            "offered over MCP until the policy parses"
         )
     if policy.mode == "inspect-status-only" and surface != "read":
         return (

@@ -7,14 +7,13 @@ it and fails closed instead of guessing or crashing.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from asp_protocol import ASP_PROTOCOL_VERSION
-from asp_protocol.canonical import digest, digest_bytes
+from asp_protocol.canonical import digest, digest_bytes, strict_loads
 from asp_protocol.policy_rules import policy_rules
 from asp_protocol.vocabulary import CALL_SITES, AssuranceMode, CallSite, CapabilityFamily
 from asp_protocol.wire import Frozen
@@ -194,7 +193,7 @@ def parse_policy(raw: bytes | None, source: str = POLICY_PATH) -> EffectivePolic
             DEFAULT_SOURCE, "active", document, digest(document), AspConfig.model_validate(document)
         )
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = strict_loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return EffectivePolicy(
             source,
@@ -202,7 +201,7 @@ def parse_policy(raw: bytes | None, source: str = POLICY_PATH) -> EffectivePolic
             None,
             digest_bytes(raw),
             None,
-            f"not valid JSON: {exc.__class__.__name__}",
+            f"not valid JSON: {str(exc)[:200] or exc.__class__.__name__}",
         )
     try:
         config = AspConfig.model_validate(document)
