@@ -15,6 +15,7 @@ from anyio.abc import Process
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
+from host_client.tree import descendants, end_tree
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ async def spawn(
         stderr=PIPE,
         cwd=str(settings.cwd),
         env=settings.env,
+        start_new_session=True,  # its own group: ended as a whole (host_client/tree.py)
     )
     assert process.stdin is not None and process.stdout is not None
     holder: list[HostInstance] = []
@@ -110,6 +112,7 @@ async def supervise(instance: HostInstance, grace: float) -> int | None:
         tg.start_soon(drain_stderr, instance)
         tg.start_soon(serve_then_reap)
         code = await process.wait()
+        end_tree(process.pid, [])  # whatever it left behind in its own group
         # The process is gone; let stdout and stderr deliver what is still buffered in the pipes.
         with anyio.move_on_after(0.5):
             await instance.endpoint.closed_event.wait()
@@ -120,10 +123,20 @@ async def supervise(instance: HostInstance, grace: float) -> int | None:
 
 
 async def stop(instance: HostInstance, grace: float) -> None:
-    """Close the host's stdin (a polite host exits at EOF), then terminate, then kill."""
+    """Close the host's stdin (a polite host exits at EOF), then terminate, then kill; then end
+    every process it started, directly or not (found while it is alive, see host_client/tree.py)."""
     process = instance.process
     if process.returncode is not None:
+        end_tree(process.pid, [])
         return
+    tree = descendants(process.pid)
+    try:
+        await _stop_leader(process, grace)
+    finally:
+        end_tree(process.pid, tree + descendants(process.pid))
+
+
+async def _stop_leader(process: Process, grace: float) -> None:
     with anyio.CancelScope(shield=True):
         try:
             if process.stdin is not None:

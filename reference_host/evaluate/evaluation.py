@@ -27,6 +27,7 @@ from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
 from reference_host.evaluate.runs import ProviderRuns
 from reference_host.receipts import Clock, provider_notes
 from reference_host.trust.policy import POLICY_PATH, touches_policy
+from reference_host.workspace import WorkTreeState
 
 
 class Evaluation:
@@ -102,6 +103,7 @@ class Evaluation:
             runs: list[ProviderRun] = []
         else:
             runs = await self.providers.run(policy, state, blobs)
+            host_degraded.extend(await self._workspace_written(state, runs))
         outcome = decide(request.call_site, required, runs, host_degraded)
         return decision_envelope(
             ctx,
@@ -115,6 +117,36 @@ class Evaluation:
             changeset_digest=self.digest,
             notes=provider_notes(self.providers.notes),
         )
+
+    async def _workspace_written(
+        self, before: WorkTreeState, runs: list[ProviderRun]
+    ) -> list[dict[str, Any]]:
+        """Providers get no write grant, but the OS does not stop a trusted one from writing: the
+        work tree is read again after they ran, and any change is `direct-write-risk` (deny)."""
+        if not runs:
+            return []
+        after = await anyio.to_thread.run_sync(self.ctx.workspace.state)
+        if after.baseline() == before.baseline():
+            return []
+        changed = sorted(
+            p
+            for p in set(before.differing) | set(after.differing)
+            if before.differing.get(p, "-") != after.differing.get(p, "-")
+        )
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        launched = {run.provider_id for run in runs if run.authority is not None}
+        providers = sorted(launched or {run.provider_id for run in runs})
+        return [
+            degradation(
+                provider,
+                "direct-write-risk",
+                f"the work tree changed while providers ran ({shown or 'HEAD moved'}); a provider "
+                "may have written the workspace, so nothing of this evaluation is trusted",
+            )
+            for provider in providers
+        ]
 
 
 async def evaluate_changeset(

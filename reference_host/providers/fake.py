@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import mmap
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,18 @@ BEHAVIORS = (
     "wrong-config-digest",
     "requests-write",
     "read-out-of-grant",
+    "writes-workspace",
+    "allocates",
+    "opens-fds",
+    "forks-child",
 )
+#: Hostile trusted providers (item-by-item what the OS limits or the host's checks must stop):
+#: writes-workspace plants PLANTED in the work tree and answers complete; allocates asks for
+#: ALLOCATE_BYTES and opens-fds for OPEN_FDS descriptors before answering complete; forks-child
+#: (with --pid-file) leaves a child in its own session, both ignoring SIGTERM and stdin EOF.
+PLANTED = "planted-by-provider.txt"
+ALLOCATE_BYTES = 3 * 1024**3
+OPEN_FDS = 1000
 DEFAULT_ID = "asp-fake-provider"
 CRASH_STATUS = 3
 FAKE_CONFIGURATION = {
@@ -151,12 +164,23 @@ class FakeProvider(ProviderRuntime):
         _, refused = await call.callbacks.read_each(after) if after else ({}, {})
         if self.behavior == "crash-evaluate":
             _crash("check/evaluate")
+        self._misbehave()
         if self.behavior == "slow-progress":
             for step in range(1, 4):
                 await call.progress(percentage=step * 25, message=f"scripted step {step} of 3")
                 await anyio.sleep(0.05)
         assessment = self._assessment(request, call, config.digest, clock, refused, evidence)
         return self._forge(assessment, request)
+
+    def _misbehave(self) -> None:
+        """The hostile behaviours that need no protocol change (see BEHAVIORS' comment)."""
+        if self.behavior == "writes-workspace" and self.session.workspace_root:
+            (Path(self.session.workspace_root) / PLANTED).write_text("written by a provider\n")
+        elif self.behavior == "allocates":  # address space, not RAM: unconfined this succeeds
+            flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+            self._hog: Any = mmap.mmap(-1, ALLOCATE_BYTES, flags=flags)
+        elif self.behavior == "opens-fds":
+            self._hog = [os.open(os.devnull, os.O_RDONLY) for _ in range(OPEN_FDS)]
 
     async def _probe_out_of_grant(self, call: Call) -> dict[str, Any]:
         """Ask for a blob outside the session and report the host's answer as evidence."""
@@ -305,7 +329,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--hang-seconds", type=float, default=None, help="hang: answer clean after N s"
     )
+    parser.add_argument("--pid-file", help="forks-child: write this pid and the child's here")
     return parser.parse_args(argv)
+
+
+def fork_stubborn_child(pid_file: str | None) -> None:
+    """forks-child: a child in its own session (out of our process group), and both of us deaf
+    to SIGTERM; the pids go to *pid_file* so a test can check that nothing survives."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        while True:
+            signal.pause()
+    if pid_file:
+        Path(pid_file).write_text(f"{os.getpid()}\n{child}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,6 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         protocol_version=args.protocol,
         hang_seconds=args.hang_seconds,
     )
+    if args.behavior == "forks-child":
+        fork_stubborn_child(args.pid_file)
+        run_stdio(provider)
+        while True:  # stdin EOF is ignored too: only a kill ends this process
+            signal.pause()
     return run_stdio(provider)
 
 

@@ -1,6 +1,8 @@
 """One provider process: launched from a trusted manifest, initialized, granted, shut down.
 
-The provider gets an argv array (never a shell), a trusted cwd (not the repository), an environment
+The provider gets an argv array (never a shell) launched through `confine.py` (OS resource limits
+from the grant, its own process group, killed when the host dies), a trusted cwd (not the
+repository), an environment
 built only from an allowlist plus `ASP_SESSION_ID`, and no filesystem access through the host
 except `workspace/listTree` / `workspace/readBlob` for blobs of the session's baseline and the
 current changeset inside its read grant (served by `callbacks.py`).
@@ -12,6 +14,8 @@ import contextlib
 import logging
 import os
 import re
+import shutil
+import signal
 import subprocess
 import uuid
 from collections import deque
@@ -38,6 +42,7 @@ from reference_host import HOST_NAME, __version__
 from reference_host.diagnosis import validation_summary
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
+from reference_host.sessions.confine import confined_argv
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
 
@@ -165,9 +170,14 @@ class ProviderSession:
                 "manifest lists no protocol version this host speaks",
                 counts=False,
             )
+        argv = self.installed.argv()
+        if shutil.which(argv[0]) is None:  # the shim would start; say what cannot
+            raise SessionFailure(
+                "unavailable", "unavailable", f"launch failed: {argv[0]!r} not found", counts=True
+            )
         try:
             self.process = await anyio.open_process(
-                self.installed.argv(),
+                confined_argv(argv, RESOURCE_LIMITS),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -375,9 +385,10 @@ class ProviderSession:
         if self.process is None:
             return
         with anyio.CancelScope(shield=True):
-            if self.process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    self.process.kill()
+            # The provider leads its own group: its children go with it (a dead leader's group
+            # may still hold them, so this runs whether or not it already exited).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             with anyio.move_on_after(2):
                 await self.process.wait()
             for stream in (self.process.stdin, self.process.stdout, self.process.stderr):

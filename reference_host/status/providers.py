@@ -21,6 +21,7 @@ from asp_protocol.vocabulary import (
 )
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
+from reference_host.sessions.confine import DECLARED, ENFORCED
 from reference_host.sessions.supervisor import ProviderRecord
 from reference_host.trust.manifests import PinCheck
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
@@ -224,7 +225,7 @@ def server_status(ctx: HostContext, policy: EffectivePolicy, entry: Enrollment) 
             or installed.checksum_detail
             or "trusted-environment manifest",
         }
-    status["detail"] = _detail(record)
+    status["detail"] = f"{_detail(record)}; grant: {ENFORCED}; {DECLARED}"
     return status
 
 

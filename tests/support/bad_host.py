@@ -15,6 +15,8 @@ Run as `python tests/support/bad_host.py MODE [ARGS] [serve --repo PATH]` (the t
   echo-params             answers like `ok` plus `echo: {method, params, id}`
   malformed-reply         answers objects that fail the outer result schemas
   count-starts FILE [MODE...]  appends a line to FILE on every start, then runs MODE (default ok)
+  stubborn FILE           answers like `ok`, but forks a child in its own session; both ignore
+                          SIGTERM and stdin EOF; writes both pids to FILE
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import anyio
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.framing import stdio_byte_streams
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from reference_host.providers.fake import fork_stubborn_child
 
 NAME = "bad-host"
 VERSION = "0.0.1-test"
@@ -219,6 +222,9 @@ async def main_async(argv: list[str]) -> None:
         with open(args[0], "a", encoding="utf-8") as out:
             out.write(f"{os.getpid()}\n")
         mode, args = (args[1], args[2:]) if len(args) > 1 else ("ok", [])
+    if mode == "stubborn":
+        fork_stubborn_child(args[0])
+        mode = "ok"
     host = BadHost(mode, args)
     receive, send = stdio_byte_streams()
     endpoint = JsonRpcEndpoint(receive, send, name="bad-host")
@@ -243,6 +249,8 @@ async def main_async(argv: list[str]) -> None:
 
         endpoint.register(method, handler, cooperative_cancel=cooperative)
     await endpoint.serve()
+    if argv[:1] == ["stubborn"]:
+        await anyio.sleep_forever()  # EOF on stdin changes nothing: only a kill ends it
 
 
 def main() -> None:

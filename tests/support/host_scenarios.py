@@ -53,6 +53,7 @@ class Fake:
     protocol: str | None = None
     manifest_protocols: tuple[str, ...] = ("asp/1.0",)
     hang_seconds: float | None = None
+    pid_file: str | None = None
     capabilities: tuple[str, ...] = ("check",)
     write_paths: tuple[str, ...] = ()
     installed: bool = True
@@ -75,6 +76,8 @@ class Fake:
             args += ["--protocol", self.protocol]
         if self.hang_seconds is not None:
             args += ["--hang-seconds", f"{self.hang_seconds:g}"]
+        if self.pid_file is not None:
+            args += ["--pid-file", self.pid_file]
         return args
 
 

@@ -1,0 +1,92 @@
+"""Launch shim for provider processes: apply the grant's OS limits, then exec the provider.
+
+Run as `python -I -S confine.py --as-mb N --nofile N --cpu-s N --parent PID -- ARGV...`. It sets resource
+limits (address space, open files, CPU seconds) and, on Linux, asks the kernel to SIGKILL it when
+its parent (the host) dies, then replaces itself with ARGV (same pid, limits inherited). It is a
+separate script rather than a `preexec_fn` because the host is threaded and anyio's process API
+takes no pre-exec hook; it imports only the standard library, so it starts in milliseconds.
+
+What this cannot do — a read-only filesystem, no network — stays declared, not enforced
+(the README's "Security model" says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import resource
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+CPU_SECONDS = 3600  # per provider process (a warm session serves many requests)
+ENFORCED = (
+    "enforced by the OS: address space (memoryMb), open files (fd), CPU time "
+    f"({CPU_SECONDS} s per process), own process group, killed with the host"
+)
+DECLARED = "declared, not enforced: read-only filesystem, no network (isolation is advisory)"
+
+
+def confined_argv(argv: list[str], limits: dict[str, int]) -> list[str]:
+    """*argv* launched through this shim with the grant's memory and fd limits (see module doc)."""
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        __file__,
+        "--as-mb",
+        str(limits["memoryMb"]),
+        "--nofile",
+        str(limits["fd"]),
+        "--cpu-s",
+        str(CPU_SECONDS),
+        "--parent",
+        str(os.getpid()),
+        "--",
+        *argv,
+    ]
+
+
+def _limit(kind: int, value: int) -> None:
+    """Lower soft and hard limit to *value* (never raise one the host itself runs under)."""
+    _, hard = resource.getrlimit(kind)
+    cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(kind, (cap, cap))
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL when the parent exits; if it already did (we were reparented), exit now."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:
+        os._exit(70)
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="confine")
+    parser.add_argument("--as-mb", type=int, required=True)
+    parser.add_argument("--nofile", type=int, required=True)
+    parser.add_argument("--cpu-s", type=int, required=True)
+    parser.add_argument("--parent", type=int, required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command")
+    _limit(resource.RLIMIT_AS, args.as_mb * 1024 * 1024)
+    _limit(resource.RLIMIT_NOFILE, args.nofile)
+    _limit(resource.RLIMIT_CPU, args.cpu_s)
+    _die_with_parent(args.parent)
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        print(f"confine: cannot run {command[0]!r}: {exc.strerror}", file=sys.stderr)
+        os._exit(127)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
