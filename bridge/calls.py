@@ -149,6 +149,7 @@ async def call_host(
     report: ReportProgress | None = None,
     cancellations: CancellationLog | None = None,
     mcp_request_id: Any = None,
+    session: str | None = None,
 ) -> Outcome:
     """Guard, admit, call *method* with *params* unchanged and map any host failure.
 
@@ -176,7 +177,12 @@ async def call_host(
         return admitted
     try:
         result = await client.call(
-            method, params, call_site=call_site, origin=origin, on_progress=progress_sink(report)
+            method,
+            params,
+            call_site=call_site,
+            origin=origin,
+            on_progress=progress_sink(report),
+            session=session,
         )
     except anyio.get_cancelled_exc_class():
         if cancellations is not None:

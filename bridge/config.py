@@ -42,6 +42,15 @@ class BridgeSettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0, description="Per-call deadline in seconds.")
     transport: Literal["stdio", "streamable-http"] = "stdio"
     http_host: str = "127.0.0.1"
+    http_token: str | None = Field(
+        default=None,
+        min_length=16,
+        description="Bearer token every HTTP request must carry; required off loopback.",
+    )
+    http_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Extra Host names the HTTP bridge is reached by (beside bind and loopback).",
+    )
     port: int = Field(default=8000, ge=1, le=65535)
     max_failed_starts: int = Field(default=5, ge=1)
     backoff_initial: float = Field(default=0.25, gt=0)

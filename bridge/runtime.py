@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
 import time
+import weakref
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -26,6 +28,27 @@ class BridgeRuntime:
         self.client = client
         self.limits = settings.text_limits()
         self.policy = AdapterPolicyGate()  # the repository's adapters.mcp, for tools and extension
+        self._sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    @property
+    def shared(self) -> bool:
+        """Streamable HTTP: one host serves every session, so debug views are per session."""
+        return self.settings.transport == "streamable-http"
+
+    def session_key(self, ctx: Context | None) -> str | None:
+        """Which MCP session *ctx* belongs to: over HTTP the transport's session id (unguessable,
+        and the transport only routes a request carrying it to that session), else an opaque id
+        per session object."""
+        headers = getattr(ctx, "headers", None) if ctx is not None else None
+        if headers is not None and headers.get("mcp-session-id"):
+            return "http:" + str(headers.get("mcp-session-id"))
+        session = getattr(getattr(ctx, "request_context", None), "session", None)
+        if session is None:
+            return None
+        key = self._sessions.get(session)
+        if key is None:
+            key = self._sessions[session] = secrets.token_hex(8)
+        return key
 
     def host_identity(self) -> dict[str, Any]:
         """Configured command plus what the host said about itself (name/version) — for labels."""
@@ -73,6 +96,7 @@ class BridgeRuntime:
             call_site=call_site,
             origin=tool,
             report=report,
+            session=self.session_key(ctx),
         )
 
     def answer(

@@ -114,6 +114,7 @@ class HostClient:
         call_site: str | None = None,
         origin: str | None = None,
         validate: bool = True,
+        session: str | None = None,
     ) -> dict[str, Any]:
         """Send one outer-seam request and return the host's result object verbatim.
 
@@ -124,7 +125,11 @@ class HostClient:
         if method in NEVER_SENT:
             raise ValueError(f"{method} is never sent by this client")
         entry = TraceEntry(
-            method=method, call_site=call_site, origin=origin, started_at=time.time()
+            method=method,
+            call_site=call_site,
+            origin=origin,
+            started_at=time.time(),
+            session=session,
         )
         self.trace.add(entry)
         token = _current_entry.set(entry)

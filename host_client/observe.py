@@ -32,6 +32,7 @@ class TraceEntry:
     late_reply: str | None = None
     late_reply_code: int | None = None
     host_pid: int | None = None
+    session: str | None = None  # which MCP session asked (HTTP: each sees only its own)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

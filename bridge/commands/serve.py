@@ -16,6 +16,12 @@ def add_parser(commands: Any) -> None:
     add_common(serve)
     serve.add_argument("--transport", choices=("stdio", "streamable-http"))
     serve.add_argument("--port", type=int, help="port for streamable HTTP (default 8000)")
+    serve.add_argument("--http-host", help="bind address for streamable HTTP (default 127.0.0.1)")
+    serve.add_argument(
+        "--http-token",
+        help="bearer token for streamable HTTP (prefer env ASP_BRIDGE_HTTP_TOKEN: argv is visible "
+        "to other local users); required when --http-host is not loopback",
+    )
     serve.add_argument(
         "--extension",
         action=argparse.BooleanOptionalAction,
@@ -26,7 +32,13 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `serve`; raises ConfigError for bad settings."""
-    settings = settings_of(args, transport=args.transport, port=args.port)
+    settings = settings_of(
+        args,
+        transport=args.transport,
+        port=args.port,
+        http_host=args.http_host,
+        http_token=args.http_token,
+    )
     check_repo(settings.repo)
     logging.basicConfig(
         stream=sys.stderr, level=settings.log_level, format="%(levelname)s %(name)s: %(message)s"
@@ -40,9 +52,13 @@ def run(args: argparse.Namespace) -> int:
 
         extension, middleware = build_extension()
         extensions.append(extension)
+    if settings.transport == "streamable-http":
+        from bridge.http import check_exposure, run_http
+
+        check_exposure(settings)  # before anything starts
     server = create_server(settings, extensions=extensions, middleware=middleware)
     if settings.transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=settings.http_host, port=settings.port)
+        run_http(server, settings)
     return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
@@ -13,12 +13,20 @@ from bridge.label import Envelope
 from bridge.tools import ToolSpec, runtime
 
 REDACTION = "params and results are never stored: only method, call-site, sizes, timing and outcome"
+SHARED = (
+    "streamable HTTP: one host serves every session, so this shows only this session's exchanges; "
+    "the stderr tail and per-method latency (shared by all sessions) are withheld"
+)
 
 
 async def asp_debug_host(ctx: Context) -> Annotated[CallToolResult, Envelope]:
     started = time.perf_counter()
     state = runtime(ctx)
-    return await state.bridge_state("asp_debug_host", state.client.debug_info(), started)
+    info = state.client.debug_info()
+    if state.shared:
+        info = {k: v for k, v in info.items() if k not in ("stderrTail", "latency")}
+        info["sessionScope"] = SHARED
+    return await state.bridge_state("asp_debug_host", info, started)
 
 
 async def asp_debug_trace(
@@ -29,8 +37,19 @@ async def asp_debug_trace(
 ) -> Annotated[CallToolResult, Envelope]:
     started = time.perf_counter()
     state = runtime(ctx)
-    entries = [entry.to_dict() for entry in state.client.trace.entries(limit)]
-    data = {"capacity": state.client.trace.capacity, "redaction": REDACTION, "entries": entries}
+    entries = state.client.trace.entries()
+    if state.shared:
+        mine = state.session_key(ctx)
+        entries = [
+            entry for entry in entries if entry.session is not None and entry.session == mine
+        ]
+    data: dict[str, Any] = {
+        "capacity": state.client.trace.capacity,
+        "redaction": REDACTION,
+        "entries": [entry.to_dict() for entry in entries[-limit:]],
+    }
+    if state.shared:
+        data["sessionScope"] = SHARED
     return await state.bridge_state("asp_debug_trace", data, started)
 
 
