@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import errno
 import os
 import resource
+import shutil
 import signal
+import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 CPU_SECONDS = 3600  # per provider process (a warm session serves many requests)
@@ -46,6 +51,26 @@ def confined_argv(argv: list[str], limits: dict[str, int]) -> list[str]:
         "--",
         *argv,
     ]
+
+
+async def launch(
+    argv: list[str], limits: dict[str, int], cwd: Path | None, env: dict[str, str]
+) -> Any:
+    """Start *argv* confined, with pipes, in its own session; OSError when it cannot start (a
+    missing program is checked here, since the shim itself would start)."""
+    import anyio  # here, not at the top: the script runs without site-packages
+
+    if shutil.which(argv[0]) is None:
+        raise FileNotFoundError(errno.ENOENT, f"{argv[0]!r} not found")
+    return await anyio.open_process(
+        confined_argv(argv, limits),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=str(cwd) if cwd else None,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _limit(kind: int, value: int) -> None:

@@ -1,11 +1,9 @@
 """One provider process: launched from a trusted manifest, initialized, granted, shut down.
 
-The provider gets an argv array (never a shell) launched through `confine.py` (OS resource limits
-from the grant, its own process group, killed when the host dies), a trusted cwd (not the
-repository), an environment
-built only from an allowlist plus `ASP_SESSION_ID`, and no filesystem access through the host
-except `workspace/listTree` / `workspace/readBlob` for blobs of the session's baseline and the
-current changeset inside its read grant (served by `callbacks.py`).
+The provider gets an argv array (never a shell) via `confine.py` (OS limits from the grant, own
+process group, killed with the host), a trusted cwd (not the repository), an allowlisted
+environment plus `ASP_SESSION_ID`, and reads only via `workspace/listTree` / `workspace/readBlob`:
+blobs of the session's baseline and the current changeset in its read grant (`callbacks.py`).
 """
 
 from __future__ import annotations
@@ -14,9 +12,7 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import signal
-import subprocess
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -42,7 +38,7 @@ from reference_host import HOST_NAME, __version__
 from reference_host.diagnosis import validation_summary
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
-from reference_host.sessions.confine import confined_argv
+from reference_host.sessions.confine import launch
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
 
@@ -170,20 +166,9 @@ class ProviderSession:
                 "manifest lists no protocol version this host speaks",
                 counts=False,
             )
-        argv = self.installed.argv()
-        if shutil.which(argv[0]) is None:  # the shim would start; say what cannot
-            raise SessionFailure(
-                "unavailable", "unavailable", f"launch failed: {argv[0]!r} not found", counts=True
-            )
         try:
-            self.process = await anyio.open_process(
-                confined_argv(argv, RESOURCE_LIMITS),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=str(self.installed.cwd) if self.installed.cwd else None,
-                env=self.environment(),
-                start_new_session=True,
+            self.process = await launch(
+                self.installed.argv(), RESOURCE_LIMITS, self.installed.cwd, self.environment()
             )
         except OSError as exc:
             raise SessionFailure(
@@ -381,12 +366,11 @@ class ProviderSession:
     # -- shutdown -------------------------------------------------------------------------------
 
     async def kill(self) -> None:
-        """Stop the process now (a hung or hostile provider gets no grace)."""
+        """Stop the process now (a hung or hostile provider gets no grace), with its whole group
+        (which may outlive a leader that already exited)."""
         if self.process is None:
             return
         with anyio.CancelScope(shield=True):
-            # The provider leads its own group: its children go with it (a dead leader's group
-            # may still hold them, so this runs whether or not it already exited).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             with anyio.move_on_after(2):
