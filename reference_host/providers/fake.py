@@ -73,6 +73,7 @@ BEHAVIORS = (
 PLANTED = "planted-by-provider.txt"
 ALLOCATE_BYTES = 3 * 1024**3
 OPEN_FDS = 1000
+_HELD: list[Any] = []  # what allocates / opens-fds took, kept for the life of the process
 DEFAULT_ID = "asp-fake-provider"
 CRASH_STATUS = 3
 FAKE_CONFIGURATION = {
@@ -178,9 +179,9 @@ class FakeProvider(ProviderRuntime):
             (Path(self.session.workspace_root) / PLANTED).write_text("written by a provider\n")
         elif self.behavior == "allocates":  # address space, not RAM: unconfined this succeeds
             flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
-            self._hog: Any = mmap.mmap(-1, ALLOCATE_BYTES, flags=flags)
+            _HELD.append(mmap.mmap(-1, ALLOCATE_BYTES, flags=flags))
         elif self.behavior == "opens-fds":
-            self._hog = [os.open(os.devnull, os.O_RDONLY) for _ in range(OPEN_FDS)]
+            _HELD.extend(os.open(os.devnull, os.O_RDONLY) for _ in range(OPEN_FDS))
 
     async def _probe_out_of_grant(self, call: Call) -> dict[str, Any]:
         """Ask for a blob outside the session and report the host's answer as evidence."""
