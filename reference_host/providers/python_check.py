@@ -37,6 +37,7 @@ from reference_host.providers.assessment import (
     provider_block,
 )
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
+from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.python_rules import (
     ALL_RULES,
     CONFIGURATION,
@@ -336,6 +337,8 @@ class Evaluation:
             return None
         self.out.analysed.append(blob)
         self.out.hits += int(hit)
+        if self.config.values["honourNoqa"]:
+            raw = honour_noqa(raw, data)
         return bind(raw, path)
 
     async def _analyse(self, targets: list[Target], rules: set[str]) -> None:

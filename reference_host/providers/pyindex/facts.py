@@ -8,124 +8,39 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from dataclasses import dataclass, field
 
-# A zero-based (line, char, end_line, end_char) range; chars count code points, not bytes.
-Span = tuple[int, int, int, int]
+__all__ = [
+    "LOCAL",
+    "Binding",
+    "DefFact",
+    "ImportFact",
+    "ModuleFacts",
+    "Scope",
+    "Span",
+    "UseFact",
+    "parse_facts",
+]
 
-# How a name is bound in a scope:
-#   ("def", qualname)                 a class or function defined in this module
-#   ("import", module, attr, level)   `import module` (attr None) or `from module import attr`
-#   ("instance", chain)               assigned once from `Chain(...)` or annotated `x: Chain`
-#   ("local",)                        any other binding: unresolvable statically
-Binding = tuple[object, ...]
-LOCAL: Binding = ("local",)
-
-
-@dataclass(slots=True)
-class Scope:
-    """A module, class or function namespace; `owner` is the qualname uses inside are charged to."""
-
-    owner: str
-    kind: str
-    parent: int
-    bindings: dict[str, Binding] = field(default_factory=dict)
-    declared_global: set[str] = field(default_factory=set)
-    self_name: str | None = None
-    class_scope: int = -1
-
-
-@dataclass(slots=True)
-class DefFact:
-    qualname: str
-    name: str
-    kind: str  # "class" | "function"
-    span: Span
-    scope: int  # the scope this definition opens
-    parent_scope: int
-    shape: str  # hash of the definition's source text, for before/after comparison
-    bases: list[tuple[str, ...]] = field(default_factory=list)
+from reference_host.providers.pyindex.chains import (
+    annotation_chain,
+    element_chain,
+    name_chain,
+    split_chain,
+)
+from reference_host.providers.pyindex.factmodel import (
+    LOCAL,
+    Binding,
+    DefFact,
+    ImportFact,
+    ModuleFacts,
+    Scope,
+    Span,
+    UseFact,
+)
+from reference_host.providers.pyindex.flow import FlowVisitors
 
 
-@dataclass(slots=True)
-class UseFact:
-    scope: int
-    chain: tuple[str, ...]
-    kind: str  # "call" | "load" | "base" | "decorator"
-    span: Span
-
-
-@dataclass(slots=True)
-class ImportFact:
-    scope: int
-    module: str
-    level: int
-    name: str | None  # None for `import module`; "*" for a star import
-    span: Span
-
-
-@dataclass(slots=True)
-class ModuleFacts:
-    blob: str
-    scopes: list[Scope]
-    defs: list[DefFact]
-    uses: list[UseFact]
-    imports: list[ImportFact]
-    all_names: list[str] | None = None
-    error: str | None = None
-    lines: int = 0
-
-
-CALL = "()"  # chain marker: the result of calling what precedes it
-
-
-def _split(node: ast.expr) -> tuple[tuple[str, ...] | None, ast.Call | None]:
-    """`a.b().c` as (("a", "b", "()", "c"), the `a.b()` call node still to visit).
-
-    None when the expression does not start at a plain name (or a call of one).
-    """
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    parts.reverse()
-    if isinstance(node, ast.Name):
-        return (node.id, *parts), None
-    if isinstance(node, ast.Call):
-        inner, _root = _split(node.func)
-        if inner is not None:
-            return (*inner, CALL, *parts), node
-    return None, None
-
-
-def _chain(node: ast.expr) -> tuple[str, ...] | None:
-    return _split(node)[0]
-
-
-def _annotation_chain(node: ast.expr | None) -> tuple[str, ...] | None:
-    """The class an annotation names, unwrapping `X | None` and `Optional[X]`."""
-    if node is None:
-        return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        left, right = node.left, node.right
-        if isinstance(right, ast.Constant) and right.value is None:
-            return _annotation_chain(left)
-        if isinstance(left, ast.Constant) and left.value is None:
-            return _annotation_chain(right)
-        return None
-    if isinstance(node, ast.Subscript):
-        outer = _chain(node.value)
-        if outer and outer[-1] == "Optional":
-            return _annotation_chain(node.slice)
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        text = node.value.strip()
-        parts = tuple(text.split("."))
-        return parts if all(p.isidentifier() for p in parts) else None
-    return _chain(node)
-
-
-class _Collector:
+class _Collector(FlowVisitors):
     """One pass over the tree recording scopes, bindings, definitions, uses and imports."""
 
     def __init__(self, blob: str, lines: list[bytes]) -> None:
@@ -137,6 +52,9 @@ class _Collector:
         self.all_names: list[str] | None = None
         self.scope = 0
         self.blob = blob
+        self.type_checking = 0
+        self.classes: dict[int, DefFact] = {}  # class scope index -> its definition
+        self.dropped_attrs: set[tuple[int, str]] = set()
 
     # -- positions -------------------------------------------------------------------------
     def _char(self, line: int, col: int) -> int:
@@ -200,7 +118,7 @@ class _Collector:
 
     def _decorators(self, decorators: list[ast.expr]) -> None:
         for deco in decorators:
-            chain, root = _split(deco) if not isinstance(deco, ast.Call) else (None, None)
+            chain, root = split_chain(deco) if not isinstance(deco, ast.Call) else (None, None)
             if chain is not None:
                 self.use(chain, "decorator", deco)
                 if root is not None:
@@ -229,18 +147,28 @@ class _Collector:
         enclosing = self.scopes[parent]
         self_name = None
         positional = [*args.posonlyargs, *args.args]
-        decorator_names = {c[-1] for c in map(_chain, node.decorator_list) if c}
+        decorator_names = {c[-1] for c in map(name_chain, node.decorator_list) if c}
         if enclosing.kind == "class" and positional and "staticmethod" not in decorator_names:
             self_name = positional[0].arg
         scope = self.push(
             qualname, "function", self_name=self_name, class_scope=parent if self_name else -1
         )
         self.defs.append(
-            DefFact(qualname, node.name, "function", span, scope, parent, self.shape(node, span))
+            DefFact(
+                qualname,
+                node.name,
+                "function",
+                span,
+                scope,
+                parent,
+                self.shape(node, span),
+                returns=annotation_chain(node.returns),
+                returns_element=element_chain(node.returns),
+            )
         )
         self.scope = scope
         for arg in all_args:
-            chain = _annotation_chain(arg.annotation)
+            chain = annotation_chain(arg.annotation)
             if arg.arg != self_name:
                 self.bind(arg.arg, ("instance", chain) if chain else LOCAL)
         self.visit_many(node.body)
@@ -252,7 +180,7 @@ class _Collector:
         self._decorators(node.decorator_list)
         bases: list[tuple[str, ...]] = []
         for base in node.bases:
-            chain, root = _split(base)
+            chain, root = split_chain(base)
             if chain is not None and root is None:
                 bases.append(chain)
                 self.use(chain, "base", base)
@@ -265,11 +193,11 @@ class _Collector:
         self.bind(node.name, ("def", qualname))
         span = self.span(node)
         scope = self.push(qualname, "class")
-        self.defs.append(
-            DefFact(
-                qualname, node.name, "class", span, scope, parent, self.shape(node, span), bases
-            )
+        fact = DefFact(
+            qualname, node.name, "class", span, scope, parent, self.shape(node, span), bases
         )
+        self.defs.append(fact)
+        self.classes[scope] = fact
         self.scope = scope
         self.visit_many(node.body)
         self.scope = parent
@@ -313,7 +241,9 @@ class _Collector:
     def visit_Import(self, node: ast.Import) -> None:
         span = self.span(node)
         for alias in node.names:
-            self.imports.append(ImportFact(self.scope, alias.name, 0, None, span))
+            self.imports.append(
+                ImportFact(self.scope, alias.name, 0, None, span, bool(self.type_checking))
+            )
             if alias.asname:
                 self.bind(alias.asname, ("import", alias.name, None, 0))
             else:
@@ -324,29 +254,37 @@ class _Collector:
         span = self.span(node)
         module = node.module or ""
         for alias in node.names:
-            self.imports.append(ImportFact(self.scope, module, node.level, alias.name, span))
+            self.imports.append(
+                ImportFact(
+                    self.scope, module, node.level, alias.name, span, bool(self.type_checking)
+                )
+            )
             if alias.name != "*":
                 self.bind(alias.asname or alias.name, ("import", module, alias.name, node.level))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
-        value_chain = _chain(node.value.func) if isinstance(node.value, ast.Call) else None
+        value_chain = name_chain(node.value.func) if isinstance(node.value, ast.Call) else None
+        binding: Binding = ("instance", value_chain) if value_chain else LOCAL
         for target in node.targets:
             if isinstance(target, ast.Name):
-                self.bind(target.id, ("instance", value_chain) if value_chain else LOCAL)
+                self.bind(target.id, binding)
                 if target.id == "__all__" and self.scope == 0:
                     self._record_all(node.value)
-            else:
+            elif not self.attribute(target, binding):
                 self.visit(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.visit(node.annotation)
         if node.value is not None:
             self.visit(node.value)
+        chain = annotation_chain(node.annotation)
+        binding: Binding = ("instance", chain) if chain else LOCAL
         if isinstance(node.target, ast.Name):
-            chain = _annotation_chain(node.annotation)
-            self.bind(node.target.id, ("instance", chain) if chain else LOCAL)
-        else:
+            self.bind(node.target.id, binding)
+            if self.scope in self.classes:
+                self.class_attr(self.scope, node.target.id, binding)
+        elif not self.attribute(node.target, binding):
             self.visit(node.target)
 
     def _record_all(self, value: ast.expr) -> None:
@@ -361,7 +299,7 @@ class _Collector:
             self.bind(node.id, LOCAL)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        chain, root = _split(node) if isinstance(node.ctx, ast.Load) else (None, None)
+        chain, root = split_chain(node) if isinstance(node.ctx, ast.Load) else (None, None)
         if chain is not None:
             self.use(chain, "load", node)
             if root is not None:
@@ -370,7 +308,7 @@ class _Collector:
             self.visit(node.value)
 
     def visit_Call(self, node: ast.Call) -> None:
-        chain, root = _split(node.func)
+        chain, root = split_chain(node.func)
         if chain is not None:
             self.use(chain, "call", node.func)
             if root is not None:

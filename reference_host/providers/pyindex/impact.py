@@ -1,8 +1,15 @@
 """`sense/impact`: what a set of changed paths reaches — importers (transitively), callers, tests.
 
-Over-inclusive by design (PROTOCOL §6.9: the host hands `impactedFiles` to check providers): a
-module is impacted when it imports a changed module, directly or through other modules, and a
-package `__init__` counts as imported by everything imported from inside it.
+Over-inclusive by design (the host hands `impactedFiles` to check providers), but only along
+imports that run: a module is impacted when it imports a changed module at run time, directly or
+through other impacted modules. Importing `a.b.c` is an import of `c`, not of every module the
+packages `a` and `a.b` import; a name imported from a package resolves to the module that defines
+it (through the `__init__`'s re-exports), so the importer depends on that module. A package
+`__init__` reached because it imports a changed module passes the impact on only to modules that
+import the package as a whole (`import pkg`, `from . import pkg`). Imports under
+`if TYPE_CHECKING:` never run: such importers of a changed or impacted module are listed as
+nodes joined by a `depends-on` edge, after the runtime ones, are not in `impactedFiles` and are
+not followed further. README, Inspect section, says the same for users.
 """
 
 from __future__ import annotations
@@ -144,7 +151,13 @@ def impact(
         current = queue.popleft()
         if depth is not None and distance[current] >= depth:
             continue
-        for importer in sorted(index.rdeps.get(current, ())):
+        entry = index.files[current]
+        passes_on = current in distance and distance[current] == 0
+        if entry.name is not None and entry.name.is_package and not passes_on:
+            importers = index.module_rdeps.get(current, set())
+        else:
+            importers = index.rdeps.get(current, set())
+        for importer in sorted(importers):
             edges.append(edge("imports", importer, current))
             if importer not in distance:
                 distance[importer] = distance[current] + 1
@@ -161,6 +174,22 @@ def impact(
         impacted_files.append(path)
         if index.files[path].is_test:
             tests.append(path)
+
+    # importers under `if TYPE_CHECKING:` only: shown, not impacted at run time, not followed
+    type_only = sorted(
+        {
+            importer
+            for module in (*seeds, *order)
+            for importer in index.type_rdeps.get(module, ())
+            if importer not in distance and _in_scope(importer, scope, changed_set)
+        }
+    )
+    for importer in type_only:
+        if not collector.take(impacted_nodes, module_node(index, importer)):
+            break
+        for module in (*seeds, *order):
+            if importer in index.type_rdeps.get(module, ()):
+                edges.append(edge("depends-on", importer, module))
 
     # functions calling a changed definition (the tests among them are the most direct ones)
     frontier = [i for i in changed_def_ids if index.def_fact(i) is not None]

@@ -11,8 +11,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from reference_host.providers.pyindex.facts import CALL, Binding, DefFact, ModuleFacts, Span
+from reference_host.providers.pyindex.chains import CALL
+from reference_host.providers.pyindex.facts import (
+    Binding,
+    DefFact,
+    ModuleFacts,
+    Span,
+)
 from reference_host.providers.pyindex.modules import ModuleName, is_test_path, module_names
+from reference_host.providers.pyindex.unresolved import note_unresolved
 
 Target = tuple[str, str]  # ("module", path) | ("def", id) | ("instance" | "super", class id)
 _MAX_DEPTH = 24
@@ -74,7 +81,15 @@ class PythonIndex:
         self.refs_to: dict[str, list[Ref]] = defaultdict(list)
         self.refs_from: dict[str, list[Ref]] = defaultdict(list)
         self.deps: dict[str, set[str]] = defaultdict(set)
+        # reverse imports executed at run time, and the importers of a module as a whole module
+        # (`import pkg`, `from . import sub`); TYPE_CHECKING-only importers are kept apart
         self.rdeps: dict[str, set[str]] = defaultdict(set)
+        self.module_rdeps: dict[str, set[str]] = defaultdict(set)
+        self.type_rdeps: dict[str, set[str]] = defaultdict(set)
+        # attribute names used on something the index could not resolve (`x.request()` with `x`
+        # of unknown type): per name, how many such uses and calls, and where the first few are
+        self.unresolved: dict[str, list[int]] = {}
+        self.unresolved_at: dict[str, list[tuple[str, int]]] = {}
         for entry in self.files.values():
             self._index_file(entry)
 
@@ -180,17 +195,30 @@ class PythonIndex:
             return ("def", def_id(path, str(binding[1])))
         if kind == "import":
             return self._import_target(path, binding, depth)
-        if kind == "instance" and depth < _MAX_DEPTH:
+        if kind in ("instance", "element") and depth < _MAX_DEPTH:
             chain = binding[1]
             assert isinstance(chain, tuple)
             target, consumed = self.resolve_chain(path, scope, chain, depth + 1)
-            if (
-                target
-                and consumed == len(chain)
-                and target[0] == "def"
-                and self.is_class(target[1])
-            ):
+            if not target or consumed != len(chain) or target[0] != "def":
+                return None
+            if kind == "instance" and self.is_class(target[1]):
                 return ("instance", target[1])
+            return self.returned(target[1], element=kind == "element", depth=depth + 1)
+        return None
+
+    def returned(self, function_id: str, *, element: bool, depth: int) -> Target | None:
+        """An instance of the class a function's return annotation names (or, with *element*, the
+        element class of an annotated iterator / iterable / sequence return)."""
+        found = self.def_fact(function_id)
+        if found is None or found[1].kind != "function" or depth > _MAX_DEPTH:
+            return None
+        entry, fact = found
+        chain = fact.returns_element if element else fact.returns
+        if chain is None:
+            return None
+        target, consumed = self.resolve_chain(entry.path, fact.parent_scope, chain, depth + 1)
+        if target and consumed == len(chain) and target[0] == "def" and self.is_class(target[1]):
+            return ("instance", target[1])
         return None
 
     def lookup_name(self, path: str, scope_index: int, name: str, depth: int = 0) -> Target | None:
@@ -217,7 +245,11 @@ class PythonIndex:
         """`target.attr`; the CALL marker turns a class into an instance and stops anything else."""
         kind, ident = target
         if attr == CALL:
-            return ("instance", ident) if kind == "def" and self.is_class(ident) else None
+            if kind != "def":
+                return None
+            if self.is_class(ident):
+                return ("instance", ident)
+            return self.returned(ident, element=False, depth=depth + 1)
         if kind == "module":
             return self.module_attr(ident, attr, depth + 1)
         if kind == "super":
@@ -289,6 +321,12 @@ class PythonIndex:
         member = entry.defs_by_qual.get(f"{fact.qualname}.{attr}")
         if member is not None:
             return ("def", def_id(entry.path, member.qualname))
+        typed = fact.attrs.get(attr)
+        if typed is not None and len(seen) < _MAX_DEPTH:
+            binding, scope = typed
+            found_attr = self._binding_target(entry.path, scope, binding, len(seen) + 1)
+            if found_attr is not None:
+                return found_attr
         for base in self.bases(class_id):
             inherited = self.class_member(base, attr, seen | {class_id})
             if inherited is not None:
@@ -304,15 +342,25 @@ class PythonIndex:
         self.refs_to[ref.target].append(ref)
         self.refs_from[ref.source].append(ref)
 
-    def _add_dep(self, importer: str, imported: str | None) -> None:
-        if imported is not None and imported != importer:
-            self.deps[importer].add(imported)
-            self.rdeps[imported].add(importer)
+    def _add_dep(
+        self, importer: str, imported: str | None, type_only: bool, whole: bool = False
+    ) -> None:
+        if imported is None or imported == importer:
+            return
+        if type_only:
+            self.type_rdeps[imported].add(importer)
+            return
+        self.deps[importer].add(imported)
+        self.rdeps[imported].add(importer)
+        if whole:
+            self.module_rdeps[imported].add(importer)
 
     def _index_file(self, entry: FileEntry) -> None:
         path = entry.path
         for use in entry.facts.uses:
             target, consumed = self.resolve_chain(path, use.scope, use.chain)
+            if consumed < len(use.chain):
+                note_unresolved(self, path, use, consumed)
             if target is None or target[0] in ("instance", "super"):
                 continue
             complete = consumed == len(use.chain)
@@ -330,13 +378,11 @@ class PythonIndex:
             if absname is None:
                 continue
             source = self.owner_id(path, imp.scope)
-            prefix: list[str] = []
-            last: str | None = None
-            for part in absname.split(".") if absname else []:
-                prefix.append(part)
-                last = self.resolve_module(".".join(prefix), path)
-                self._add_dep(path, last)
+            # the named module only: that importing `a.b.c` also runs `a/__init__` and
+            # `a/b/__init__` does not make this module depend on everything they import
+            last = self.resolve_module(absname, path) if absname else None
             if imp.name is None:
+                self._add_dep(path, last, imp.type_only, whole=True)
                 if last is not None:
                     self._add_ref(Ref(source, last, "imports", path, imp.span))
                 continue
@@ -346,7 +392,7 @@ class PythonIndex:
             if target is None or target[0] == "instance":
                 continue
             if target[0] == "module":
-                self._add_dep(path, target[1])
+                self._add_dep(path, target[1], imp.type_only, whole=True)
             else:
-                self._add_dep(path, split_id(target[1])[0])
+                self._add_dep(path, split_id(target[1])[0], imp.type_only)
             self._add_ref(Ref(source, target[1], "imports", path, imp.span))

@@ -178,6 +178,30 @@ def _unresolved(verb: str, symbol: dict[str, Any], limit: int) -> tuple[Graph, s
     return {"nodes": [], "edges": [], "data": {**data, "symbol": symbol}}, set()
 
 
+def _unresolved_uses(
+    index: PythonIndex, targets: list[str], data: dict[str, Any], calls_only: bool
+) -> None:
+    """Say so when uses that may be of a target were dropped: attribute uses of a method's name
+    on values the index could not type. Such an answer is cut (`truncated`), not exhaustive."""
+    found = []
+    for target in targets:
+        _path, qualname = split_id(target)
+        if "." not in qualname:
+            continue
+        name = qualname.rpartition(".")[2]
+        counts = index.unresolved.get(name)
+        count = (counts[1] if calls_only else counts[0]) if counts else 0
+        if count:
+            samples = [f"{p}:{line}" for p, line in index.unresolved_at.get(name, [])]
+            found.append({"name": name, "uses": count, "examples": samples})
+    if found:
+        data["unresolvedUses"] = found
+        data["truncated"] = True
+        data["incompleteReason"] = (
+            "uses of these names on values of unknown type were not resolved and are not listed"
+        )
+
+
 def references(
     index: PythonIndex, symbol: dict[str, Any], scope: Any, limit: int
 ) -> tuple[Graph, set[str]]:
@@ -196,8 +220,13 @@ def references(
             total += 1
             if builder.add_id(ref.source):
                 builder.add_edge(edge(ref.kind, ref.source, ref.target, ref.path, ref.span))
-    data = {"verb": "references", "symbols": targets, "references": total}
-    return builder.graph(data), builder.paths()
+    data: dict[str, Any] = {"verb": "references", "symbols": targets, "references": total}
+    if scope in (None, "workspace"):
+        _unresolved_uses(index, targets, data, calls_only=False)
+    graph = builder.graph(data)
+    if data.get("truncated"):
+        graph["data"]["truncated"] = True
+    return graph, builder.paths()
 
 
 def _call_walk(
@@ -227,7 +256,13 @@ def _call_walk(
         frontier = following
         if not frontier:
             break
-    return builder.graph({"verb": verb, "symbols": targets, "depth": depth}), builder.paths()
+    data: dict[str, Any] = {"verb": verb, "symbols": targets, "depth": depth}
+    if upward:
+        _unresolved_uses(index, targets, data, calls_only=True)
+    graph = builder.graph(data)
+    if data.get("truncated"):
+        graph["data"]["truncated"] = True
+    return graph, builder.paths()
 
 
 def callers(
