@@ -10,16 +10,14 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import nullcontext, suppress
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from asp_protocol import DEFAULT_MAX_LINE_BYTES
-from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import (
     AspError,
     ConnectionClosed,
@@ -28,72 +26,36 @@ from asp_protocol.errors import (
     RequestTimeout,
 )
 from asp_protocol.framing import LineReader, OversizedLine, encode_message
+from asp_protocol.rpc_types import (
+    CANCEL_METHOD,
+    PROGRESS_METHOD,
+    BadMessage,
+    Inflight,
+    NotificationHandler,
+    Pending,
+    ProgressCallback,
+    Registration,
+    RequestContext,
+    RequestHandler,
+    RequestId,
+    WireEvent,
+    decode_message,
+    is_request_id,
+)
 
 log = logging.getLogger(__name__)
 
-CANCEL_METHOD = "$/cancelRequest"
-PROGRESS_METHOD = "$/progress"
-
-RequestId = int | str
-ProgressCallback = Callable[[Any], Awaitable[None]]
-NotificationHandler = Callable[[Any], Awaitable[None]]
-
-
-def _is_id(value: Any) -> TypeGuard[RequestId]:
-    """A JSON-RPC id: a string or an integer — never a boolean, which Python would equate with 0/1."""
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
-
-@dataclass
-class RequestContext:
-    """What a request handler knows about its request; `cancel_requested` is set by `$/cancelRequest`."""
-
-    id: RequestId
-    method: str
-    endpoint: JsonRpcEndpoint
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
-
-    async def progress(self, value: dict[str, Any]) -> None:
-        """Send `$/progress` with this request's id as the token."""
-        await self.endpoint.notify(PROGRESS_METHOD, {"token": self.id, "value": value})
-
-
-RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
-
-
-@dataclass
-class _Registration:
-    handler: RequestHandler
-    cooperative_cancel: bool
-
-
-@dataclass
-class _Inflight:
-    scope: anyio.CancelScope
-    context: RequestContext
-    cooperative_cancel: bool
-
-
-@dataclass
-class _Pending:
-    method: str
-    on_progress: ProgressCallback | None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: BaseException | None = None
-
-
-@dataclass(frozen=True)
-class WireEvent:
-    """One message seen on the wire, for tracing and debug tools (never holds the payload)."""
-
-    direction: Literal["in", "out"]
-    kind: Literal["request", "response", "error", "notification", "invalid"]
-    method: str | None
-    id: RequestId | None
-    size: int
-    at: float
-    error_code: int | None = None
+__all__ = [
+    "CANCEL_METHOD",
+    "PROGRESS_METHOD",
+    "JsonRpcEndpoint",
+    "NotificationHandler",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "RequestId",
+    "WireEvent",
+]
 
 
 class JsonRpcEndpoint:
@@ -117,10 +79,10 @@ class JsonRpcEndpoint:
         self._send_stream = send
         self._send_lock = anyio.Lock()
         self._ids = itertools.count(1)
-        self._handlers: dict[str, _Registration] = {}
+        self._handlers: dict[str, Registration] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
-        self._pending: dict[RequestId, _Pending] = {}
-        self._inflight: dict[RequestId, _Inflight] = {}
+        self._pending: dict[RequestId, Pending] = {}
+        self._inflight: dict[RequestId, Inflight] = {}
         self._on_wire = on_wire
         self._closed = False
         self._receiving_done = False
@@ -133,7 +95,7 @@ class JsonRpcEndpoint:
         self, method: str, handler: RequestHandler, *, cooperative_cancel: bool = False
     ) -> None:
         """Serve *method*. A cooperative handler is told of `$/cancelRequest` instead of being cancelled."""
-        self._handlers[method] = _Registration(handler, cooperative_cancel)
+        self._handlers[method] = Registration(handler, cooperative_cancel)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notification_handlers[method] = handler
@@ -156,7 +118,7 @@ class JsonRpcEndpoint:
         if self._closed or self._receiving_done:
             raise ConnectionClosed(f"{self.name}: {self._close_reason}")
         request_id = next(self._ids)
-        pending = _Pending(method, on_progress)
+        pending = Pending(method, on_progress)
         self._pending[request_id] = pending
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -261,34 +223,11 @@ class JsonRpcEndpoint:
         self.closed_event.set()
 
     async def _dispatch_line(self, line: bytes | OversizedLine, tg: TaskGroup) -> None:
-        if isinstance(line, OversizedLine):
-            self._trace("in", "invalid", None, None, line.size)
-            await self._respond_error(
-                None,
-                AspError(
-                    ErrorCode.PARSE_ERROR,
-                    "line exceeds the size limit",
-                    detail=f"{line.size} bytes",
-                ),
-            )
-            return
         try:
-            message = strict_loads(line)  # NaN/Infinity: an unparseable line
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            # RecursionError: nesting deeper than the interpreter can parse is a bad line too
-            self._trace("in", "invalid", None, None, len(line))
-            await self._respond_error(
-                None, AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line")
-            )
-            return
-        size = len(line)
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            self._trace("in", "invalid", None, None, size)
-            bad_id = message.get("id") if isinstance(message, dict) else None
-            await self._respond_error(
-                bad_id if isinstance(bad_id, (int, str)) else None,
-                AspError(ErrorCode.INVALID_REQUEST, "not a JSON-RPC 2.0 object"),
-            )
+            message, size = decode_message(line)
+        except BadMessage as bad:
+            self._trace("in", "invalid", None, None, bad.size)
+            await self._respond_error(bad.request_id, bad.error)
             return
         method = message.get("method")
         has_id = "id" in message
@@ -314,10 +253,10 @@ class JsonRpcEndpoint:
             "in",
             "request",
             method,
-            request_id if _is_id(request_id) else None,
+            request_id if is_request_id(request_id) else None,
             size,
         )
-        if not _is_id(request_id):
+        if not is_request_id(request_id):
             await self._respond_error(
                 None, AspError(ErrorCode.INVALID_REQUEST, "request id must be a string or integer")
             )
@@ -338,13 +277,13 @@ class JsonRpcEndpoint:
             )
             return
         context = RequestContext(request_id, method, self)
-        inflight = _Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
+        inflight = Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
         self._inflight[request_id] = inflight
         if self._idle.is_set():
             self._idle = anyio.Event()
         tg.start_soon(self._run_handler, registration.handler, message.get("params"), inflight)
 
-    async def _run_handler(self, handler: RequestHandler, params: Any, inflight: _Inflight) -> None:
+    async def _run_handler(self, handler: RequestHandler, params: Any, inflight: Inflight) -> None:
         request_id = inflight.context.id
         started = time.perf_counter()
         try:
@@ -388,7 +327,7 @@ class JsonRpcEndpoint:
     async def _on_notification(self, method: str, params: Any, tg: TaskGroup) -> None:
         if method == CANCEL_METHOD:
             target = params.get("id") if isinstance(params, dict) else None
-            inflight = self._inflight.get(target) if _is_id(target) else None
+            inflight = self._inflight.get(target) if is_request_id(target) else None
             if inflight is not None:
                 inflight.context.cancel_requested.set()
                 if not inflight.cooperative_cancel:
@@ -396,7 +335,7 @@ class JsonRpcEndpoint:
             return
         if method == PROGRESS_METHOD:
             token = params.get("token") if isinstance(params, dict) else None
-            pending = self._pending.get(token) if _is_id(token) else None
+            pending = self._pending.get(token) if is_request_id(token) else None
             if pending is not None and pending.on_progress is not None:
                 tg.start_soon(self._deliver_progress, pending.on_progress, params.get("value"))
             return
@@ -432,7 +371,7 @@ class JsonRpcEndpoint:
             size,
             code if isinstance(code, int) else None,
         )
-        pending = self._pending.get(request_id) if _is_id(request_id) else None
+        pending = self._pending.get(request_id) if is_request_id(request_id) else None
         if pending is None or pending.done.is_set():
             log.debug("%s: response for unknown request id %r dropped", self.name, request_id)
             return

@@ -13,77 +13,34 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from asp_protocol.models import Diagnostic
-from bridge.migration.base import Model
-from bridge.migration.paths import normalize_path, uri_to_path
+from bridge.migration.finding_model import (
+    MAX_FINDINGS,
+    Finding,
+    FindingsError,
+    FindingsFormat,
+    FindingsInput,
+    Position,
+    check_count,
+    field_path,
+    type_name,
+)
+from bridge.migration.paths import normalize_path
+from bridge.migration.sarif import parse_sarif_log, sarif_result
 
-FindingsFormat = Literal["asp", "sarif"]
-Severity = Literal["error", "warning", "info"]
-MAX_FINDINGS = 100_000
-SARIF_VERSION = "2.1.0"
-_SARIF_LEVELS: dict[str, Severity] = {
-    "error": "error",
-    "warning": "warning",
-    "note": "info",
-    "none": "info",
-}
+__all__ = [
+    "Finding",
+    "FindingsError",
+    "FindingsInput",
+    "Position",
+    "load_findings",
+    "normalize_path",
+    "parse_findings",
+    "parse_host_findings",
+]
+
+
 _SARIF_KEYS = frozenset({"ruleId", "rule", "locations", "level", "ruleIndex", "kind"})
 _ASP_KEYS = frozenset({"code", "location", "fingerprint", "severity", "diagnostic", "source"})
-
-
-class Position(Model):
-    line: int
-    char: int
-
-
-class Finding(Model):
-    """One finding, whichever tool produced it: repo-relative path, rule, zero-based range."""
-
-    index: int
-    pointer: str
-    origin: FindingsFormat
-    path: str
-    rule: str
-    message: str
-    severity: Severity
-    start: Position | None = None
-    end: Position | None = None
-    fingerprints: tuple[str, ...] = ()
-    tool: str | None = None
-
-
-class FindingsInput(Model):
-    format: FindingsFormat
-    tools: tuple[str, ...] = ()
-    findings: tuple[Finding, ...]
-
-
-class FindingsError(ValueError):
-    """Malformed findings input; names the bad entry (index, JSON pointer) and field."""
-
-    def __init__(
-        self, reason: str, *, index: int | None = None, pointer: str = "", field: str = ""
-    ) -> None:
-        self.reason = reason
-        self.index = index
-        self.pointer = pointer
-        self.field = field
-        where = []
-        if index is not None:
-            where.append(f"entry {index} ({pointer})" if pointer else f"entry {index}")
-        elif pointer:
-            where.append(pointer)
-        if field:
-            where.append(f"field '{field}'")
-        prefix = "malformed findings" + (": " + ", ".join(where) if where else "")
-        super().__init__(f"{prefix}: {reason}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason,
-            "index": self.index,
-            "pointer": self.pointer,
-            "field": self.field,
-        }
 
 
 def load_findings(
@@ -106,7 +63,7 @@ def parse_findings(
     a SARIF 2.1.0 log, or an object holding `diagnostics`/`findings`; reject anything else."""
     if isinstance(data, dict):
         if "runs" in data or "version" in data:
-            return _parse_sarif_log(data, repo_root)
+            return parse_sarif_log(data, repo_root)
         for key in ("diagnostics", "findings"):
             if key in data and isinstance(data[key], list):
                 return _parse_list(data[key], format, repo_root, prefix=f"{key}")
@@ -116,7 +73,7 @@ def parse_findings(
         )
     if isinstance(data, list):
         return _parse_list(data, format, repo_root, prefix="")
-    raise FindingsError(f"expected an array or object, got {_type_name(data)}")
+    raise FindingsError(f"expected an array or object, got {type_name(data)}")
 
 
 def _parse_list(
@@ -126,12 +83,11 @@ def _parse_list(
     *,
     prefix: str,
 ) -> FindingsInput:
-    _check_count(len(items))
+    check_count(len(items))
     chosen = format if format != "auto" else _detect(items, prefix)
     if chosen == "sarif":
         findings = tuple(
-            _sarif_result(item, i, f"{prefix}[{i}]", repo_root, None)
-            for i, item in enumerate(items)
+            sarif_result(item, i, f"{prefix}[{i}]", repo_root, None) for i, item in enumerate(items)
         )
     else:
         findings = tuple(
@@ -147,7 +103,7 @@ def _detect(items: list[Any], prefix: str) -> FindingsFormat:
     first = items[0]
     if not isinstance(first, dict):
         raise FindingsError(
-            f"expected an object, got {_type_name(first)}", index=0, pointer=f"{prefix}[0]"
+            f"expected an object, got {type_name(first)}", index=0, pointer=f"{prefix}[0]"
         )
     keys = set(first)
     if keys & _SARIF_KEYS and not keys & {"code", "location", "diagnostic"}:
@@ -167,7 +123,7 @@ def _detect(items: list[Any], prefix: str) -> FindingsFormat:
 def _asp_entry(item: Any, index: int, pointer: str, repo_root: str | None) -> Finding:
     if not isinstance(item, dict):
         raise FindingsError(
-            f"expected an object, got {_type_name(item)}", index=index, pointer=pointer
+            f"expected an object, got {type_name(item)}", index=index, pointer=pointer
         )
     raw = item
     if "diagnostic" in item and "code" not in item:
@@ -175,7 +131,7 @@ def _asp_entry(item: Any, index: int, pointer: str, repo_root: str | None) -> Fi
         pointer = f"{pointer}.diagnostic"
         if not isinstance(raw, dict):
             raise FindingsError(
-                f"expected an object, got {_type_name(raw)}", index=index, pointer=pointer
+                f"expected an object, got {type_name(raw)}", index=index, pointer=pointer
             )
     try:
         diag = Diagnostic.model_validate(raw)
@@ -192,7 +148,7 @@ def _asp_entry(item: Any, index: int, pointer: str, repo_root: str | None) -> Fi
         index=index,
         pointer=pointer,
         origin="asp",
-        path=_field_path(diag.location.path, repo_root, index, pointer, "location.path"),
+        path=field_path(diag.location.path, repo_root, index, pointer, "location.path"),
         rule=diag.code,
         message=diag.message,
         severity=diag.severity,
@@ -203,189 +159,11 @@ def _asp_entry(item: Any, index: int, pointer: str, repo_root: str | None) -> Fi
     )
 
 
-# -- SARIF ----------------------------------------------------------------------------------------
-
-
-def _parse_sarif_log(log: dict[str, Any], repo_root: str | None) -> FindingsInput:
-    version = log.get("version")
-    if version != SARIF_VERSION:
-        raise FindingsError(
-            f"SARIF version must be {SARIF_VERSION!r}, got {_short(version)}", field="version"
-        )
-    runs = log.get("runs")
-    if not isinstance(runs, list):
-        raise FindingsError("SARIF log needs a `runs` array", field="runs")
-    findings: list[Finding] = []
-    tools: set[str] = set()
-    index = 0
-    for r, run in enumerate(runs):
-        if not isinstance(run, dict):
-            raise FindingsError(f"expected an object, got {_type_name(run)}", pointer=f"runs[{r}]")
-        tool = _driver_name(run, r)
-        if tool:
-            tools.add(tool)
-        results = run.get("results")
-        if results is None:
-            continue  # SARIF: absent results means the run produced none to report
-        if not isinstance(results, list):
-            raise FindingsError("`results` must be an array", pointer=f"runs[{r}]", field="results")
-        _check_count(index + len(results))
-        for i, item in enumerate(results):
-            findings.append(_sarif_result(item, index, f"runs[{r}].results[{i}]", repo_root, tool))
-            index += 1
-    return FindingsInput(format="sarif", tools=tuple(sorted(tools)), findings=tuple(findings))
-
-
-def _driver_name(run: dict[str, Any], r: int) -> str | None:
-    tool = run.get("tool")
-    if tool is None:
-        return None
-    driver = tool.get("driver") if isinstance(tool, dict) else None
-    name = driver.get("name") if isinstance(driver, dict) else None
-    if not isinstance(name, str):
-        raise FindingsError(
-            "`tool.driver.name` must be a string", pointer=f"runs[{r}]", field="tool.driver.name"
-        )
-    return name
-
-
-def _sarif_result(
-    item: Any, index: int, pointer: str, repo_root: str | None, tool: str | None
-) -> Finding:
-    def fail(reason: str, field: str = "") -> FindingsError:
-        return FindingsError(reason, index=index, pointer=pointer, field=field)
-
-    if not isinstance(item, dict):
-        raise fail(f"expected a SARIF result object, got {_type_name(item)}")
-    rule = item.get("ruleId")
-    if rule is None and isinstance(item.get("rule"), dict):
-        rule = item["rule"].get("id")
-        if rule is not None and not isinstance(rule, str):
-            raise fail("must be a non-empty string", "rule.id")
-    if rule is None:
-        raise fail("a rule is required for parity matching (`ruleId` or `rule.id`)", "ruleId")
-    if not isinstance(rule, str) or not rule:
-        raise fail("must be a non-empty string", "ruleId")
-
-    message = item.get("message")
-    if not isinstance(message, dict):
-        raise fail("required object with `text`", "message")
-    text = message.get("text", message.get("id"))
-    if not isinstance(text, str):
-        raise fail("must be a string", "message.text")
-
-    level = item.get("level", "warning")
-    if level not in _SARIF_LEVELS:
-        raise fail(f"must be one of {sorted(_SARIF_LEVELS)}, got {_short(level)}", "level")
-
-    locations = item.get("locations")
-    if not isinstance(locations, list) or not locations:
-        raise fail(
-            "at least one location with a file path is required for parity matching", "locations"
-        )
-    physical = locations[0].get("physicalLocation") if isinstance(locations[0], dict) else None
-    if not isinstance(physical, dict):
-        raise fail("required object", "locations[0].physicalLocation")
-    artifact = physical.get("artifactLocation")
-    uri = artifact.get("uri") if isinstance(artifact, dict) else None
-    if not isinstance(uri, str) or not uri:
-        raise fail(
-            "must be a non-empty string", "locations[0].physicalLocation.artifactLocation.uri"
-        )
-    start, end = _sarif_region(physical.get("region"), fail)
-
-    fingerprints: list[str] = []
-    for key in ("fingerprints", "partialFingerprints"):
-        value = item.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise fail("must be an object of strings", key)
-        fingerprints.extend(value[k] for k in sorted(value))
-
-    return Finding(
-        index=index,
-        pointer=pointer,
-        origin="sarif",
-        path=_field_path(
-            uri_to_path(uri),
-            repo_root,
-            index,
-            pointer,
-            "locations[0].physicalLocation.artifactLocation.uri",
-        ),
-        rule=rule,
-        message=text,
-        severity=_SARIF_LEVELS[level],
-        start=start,
-        end=end,
-        fingerprints=tuple(fingerprints),
-        tool=tool,
-    )
-
-
-def _sarif_region(region: Any, fail: Any) -> tuple[Position | None, Position | None]:
-    """SARIF regions are 1-based (lines and columns); ASP positions are zero-based."""
-    if region is None:
-        return None, None
-    field = "locations[0].physicalLocation.region"
-    if not isinstance(region, dict):
-        raise fail("must be an object", field)
-    values: dict[str, int] = {}
-    for key in ("startLine", "startColumn", "endLine", "endColumn"):
-        value = region.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail(
-                f"must be an integer >= 1 (SARIF is 1-based), got {_short(value)}", f"{field}.{key}"
-            )
-        values[key] = value
-    if "startLine" not in values:
-        raise fail("required (line-based regions only)", f"{field}.startLine")
-    start_line = values["startLine"]
-    start_col = values.get("startColumn", 1)
-    end_line = values.get("endLine", start_line)
-    end_col = values.get("endColumn", start_col if end_line == start_line else 1)
-    if (end_line, end_col) < (start_line, start_col):
-        raise fail("region ends before it starts", field)
-    return (
-        Position(line=start_line - 1, char=start_col - 1),
-        Position(line=end_line - 1, char=end_col - 1),
-    )
-
-
-# -- paths and helpers ----------------------------------------------------------------------------
-
-
-def _field_path(path: str, repo_root: str | None, index: int, pointer: str, field: str) -> str:
-    normalized = normalize_path(path, repo_root)
-    if not normalized:
-        raise FindingsError("path is empty", index=index, pointer=pointer, field=field)
-    return normalized
-
-
-def _check_count(count: int) -> None:
-    if count > MAX_FINDINGS:
-        raise FindingsError(f"too many findings ({count} > {MAX_FINDINGS})")
-
-
 def _loc(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:60] + "…"
 
 
 def parse_host_findings(

@@ -11,10 +11,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import signal
 import uuid
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Literal
 
@@ -39,17 +37,13 @@ from reference_host.diagnosis import validation_summary
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
 from reference_host.sessions.confine import launch
+from reference_host.sessions.stderr import StderrTail
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
 
 log = logging.getLogger(__name__)
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT")
-STDERR_LIMIT = 64 * 1024
-STDERR_EXCERPT_CHARS = 400
-STDERR_FENCE_BEGIN = "[provider stderr, untrusted provider output, last lines]"
-STDERR_FENCE_END = "[end of provider stderr]"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
 
 
@@ -138,8 +132,7 @@ class ProviderSession:
         self.callbacks = CallbackServer(self.id)
         self.requests_write = False
         self.baseline: dict[str, Any] | None = None
-        self.stderr_tail: deque[bytes] = deque()
-        self._stderr_size = 0
+        self.stderr = StderrTail()
         self.lock = anyio.Lock()
         self.exited = anyio.Event()
 
@@ -282,7 +275,7 @@ class ProviderSession:
         assert self.endpoint is not None and self.process is not None
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._drain_stderr)
+                tg.start_soon(self.stderr.drain, self.process.stderr)
                 await self.endpoint.serve()
                 tg.cancel_scope.cancel()
         finally:
@@ -297,33 +290,9 @@ class ProviderSession:
             ):
                 self.state = "exited"
 
-    async def _drain_stderr(self) -> None:
-        stream = self.process.stderr if self.process else None
-        if stream is None:
-            return
-        try:
-            async for chunk in stream:
-                self.stderr_tail.append(chunk)
-                self._stderr_size += len(chunk)
-                while self._stderr_size > STDERR_LIMIT and self.stderr_tail:
-                    self._stderr_size -= len(self.stderr_tail.popleft())
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
-            return
-
-    def stderr_excerpt(self, limit: int = STDERR_EXCERPT_CHARS) -> str:
-        """The end of the provider's stderr, capped, cleaned and fenced as untrusted text.
-
-        Shown in a crashed provider's status detail so an operator sees why it died; the provider
-        wrote it, so it is marked as provider output (the fence markers cannot be forged from
-        inside: any copy of them in the text is removed) and never read as host prose.
-        """
-        text = b"".join(self.stderr_tail).decode("utf-8", "replace")
-        text = _CONTROL.sub("", text).replace(STDERR_FENCE_END, "").strip()
-        if not text:
-            return ""
-        if len(text) > limit:
-            text = "…" + text[-limit:]
-        return f"{STDERR_FENCE_BEGIN}\n{text}\n{STDERR_FENCE_END}"
+    def stderr_excerpt(self) -> str:
+        """The end of the provider's stderr, capped and fenced as untrusted (see `stderr.py`)."""
+        return self.stderr.excerpt()
 
     async def evaluate(
         self,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from reference_host.sessions.session import (
+from reference_host.sessions.stderr import (
     STDERR_EXCERPT_CHARS,
     STDERR_FENCE_BEGIN,
     STDERR_FENCE_END,

@@ -1,0 +1,117 @@
+"""The message-level vocabulary of the JSON-RPC endpoint: ids, handler and callback types, the
+context a request handler gets, the per-request bookkeeping records and the wire trace event.
+
+Kept apart from `jsonrpc.py` (the endpoint's read loop and correlation) so the data the endpoint
+passes around is readable on its own; `jsonrpc` re-exports the public names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+
+import anyio
+
+from asp_protocol.canonical import strict_loads
+from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.framing import OversizedLine
+
+if TYPE_CHECKING:
+    from asp_protocol.jsonrpc import JsonRpcEndpoint
+
+CANCEL_METHOD = "$/cancelRequest"
+PROGRESS_METHOD = "$/progress"
+
+RequestId = int | str
+ProgressCallback = Callable[[Any], Awaitable[None]]
+NotificationHandler = Callable[[Any], Awaitable[None]]
+
+
+def is_request_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id: a string or an integer — never a boolean, which Python would equate with 0/1."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+@dataclass
+class RequestContext:
+    """What a request handler knows about its request; `cancel_requested` is set by `$/cancelRequest`."""
+
+    id: RequestId
+    method: str
+    endpoint: JsonRpcEndpoint
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+
+    async def progress(self, value: dict[str, Any]) -> None:
+        """Send `$/progress` with this request's id as the token."""
+        await self.endpoint.notify(PROGRESS_METHOD, {"token": self.id, "value": value})
+
+
+RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
+
+
+@dataclass
+class Registration:
+    handler: RequestHandler
+    cooperative_cancel: bool
+
+
+@dataclass
+class Inflight:
+    scope: anyio.CancelScope
+    context: RequestContext
+    cooperative_cancel: bool
+
+
+@dataclass
+class Pending:
+    method: str
+    on_progress: ProgressCallback | None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class WireEvent:
+    """One message seen on the wire, for tracing and debug tools (never holds the payload)."""
+
+    direction: Literal["in", "out"]
+    kind: Literal["request", "response", "error", "notification", "invalid"]
+    method: str | None
+    id: RequestId | None
+    size: int
+    at: float
+    error_code: int | None = None
+
+
+class BadMessage(Exception):
+    """A line that is not a JSON-RPC 2.0 message: the error to answer with, and the id if any."""
+
+    def __init__(self, error: AspError, size: int, request_id: RequestId | None = None) -> None:
+        super().__init__(error.message)
+        self.error, self.size, self.request_id = error, size, request_id
+
+
+def decode_message(line: bytes | OversizedLine) -> tuple[dict[str, Any], int]:
+    """One NDJSON line as a JSON-RPC 2.0 object and its size, or `BadMessage` (-32700 / -32600)."""
+    if isinstance(line, OversizedLine):
+        error = AspError(
+            ErrorCode.PARSE_ERROR, "line exceeds the size limit", detail=f"{line.size} bytes"
+        )
+        raise BadMessage(error, line.size)
+    try:
+        message = strict_loads(line)  # NaN/Infinity: an unparseable line
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # RecursionError: nesting deeper than the interpreter can parse is a bad line too
+        raise BadMessage(
+            AspError(ErrorCode.PARSE_ERROR, "unparseable JSON line"), len(line)
+        ) from None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        bad_id = message.get("id") if isinstance(message, dict) else None
+        raise BadMessage(
+            AspError(ErrorCode.INVALID_REQUEST, "not a JSON-RPC 2.0 object"),
+            len(line),
+            bad_id if isinstance(bad_id, (int, str)) else None,
+        )
+    return message, len(line)
