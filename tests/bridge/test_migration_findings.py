@@ -18,6 +18,7 @@ from bridge.migration.findings import (
 )
 from bridge.migration.paths import normalize_path
 from tests.support.old_tool import (
+    PYFLAKES_SAMPLE,
     OldMessage,
     asp_diagnostics,
     run_pyflakes,
@@ -25,23 +26,7 @@ from tests.support.old_tool import (
     sarif_results,
 )
 
-SOURCE = """\
-import os
-import sys, json
-
-
-def f():
-    x = 1
-    return undefined_thing
-
-
-def g():
-    pass
-
-
-def g():
-    return sys
-"""
+SOURCE = PYFLAKES_SAMPLE
 
 
 @pytest.fixture

@@ -11,7 +11,13 @@ import pytest
 from bridge.migration.findings import Finding, parse_findings
 from bridge.migration.parity import ParityOptions, compare_findings, parity_from_decision
 from bridge.migration.rules import asp_rule_kind, message_subject, old_rule_kind
-from tests.support.old_tool import OldMessage, asp_diagnostics, run_pyflakes, sarif_log
+from tests.support.old_tool import (
+    PYFLAKES_SAMPLE,
+    OldMessage,
+    asp_diagnostics,
+    run_pyflakes,
+    sarif_log,
+)
 
 PYTHON_CODE = {
     "UnusedImport": "python/unused-import",
@@ -21,23 +27,7 @@ PYTHON_CODE = {
     "SyntaxError": "python/syntax-error",
 }
 
-AFTER = """\
-import os
-import sys, json
-
-
-def f():
-    x = 1
-    return undefined_thing
-
-
-def g():
-    pass
-
-
-def g():
-    return sys
-"""
+AFTER = PYFLAKES_SAMPLE
 
 
 def host_findings(

@@ -133,6 +133,17 @@ async def running_host(repo: Path, trusted: Path) -> AsyncIterator[JsonRpcEndpoi
             tg.cancel_scope.cancel()
 
 
+async def evaluate_working(host: JsonRpcEndpoint) -> dict[str, Any]:
+    """`host/evaluateChangeset` at `gate` of the host's own working changeset."""
+    working = await host.request("host/workingChangeset", {}, timeout=20)
+    result: dict[str, Any] = await host.request(
+        "host/evaluateChangeset",
+        {"callSite": "gate", "changeset": working["changeset"]},
+        timeout=30,
+    )
+    return result
+
+
 def records(path: Path, kind: str) -> list[Any]:
     if not path.exists():
         return []
@@ -156,12 +167,7 @@ async def test_launch_grant_callbacks_and_clean_allow(workspace: tuple[Path, Pat
     write_files(repo, {"src/app.py": "A = 2\n", ".env": "TOKEN=2\n"})
     before = snapshot_tree(repo)
     async with running_host(repo, trusted) as host:
-        working = await host.request("host/workingChangeset", {}, timeout=20)
-        result = await host.request(
-            "host/evaluateChangeset",
-            {"callSite": "gate", "changeset": working["changeset"]},
-            timeout=30,
-        )
+        result = await evaluate_working(host)
     assert_valid(result, EVALUATE_REF)
     assert snapshot_tree(repo) == before, "the host never writes the workspace"
 
@@ -262,12 +268,7 @@ async def test_provider_gone_before_the_grant_is_crashed_coverage(
     probe_manifest(trusted, record, mode="exit-after-initialize")
     write_files(repo, {"src/app.py": "A = 6\n"})
     async with running_host(repo, trusted) as host:
-        working = await host.request("host/workingChangeset", {}, timeout=20)
-        result = await host.request(
-            "host/evaluateChangeset",
-            {"callSite": "gate", "changeset": working["changeset"]},
-            timeout=30,
-        )
+        result = await evaluate_working(host)
     assert_valid(result, EVALUATE_REF)
     assert result["decision"] == "indeterminate"
     degraded = [d for d in result["coverage"]["degraded"] if d["source"] == "probe"]

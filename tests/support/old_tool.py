@@ -153,3 +153,24 @@ def asp_diagnostics(
             }
         )
     return out
+
+
+# A module with one finding of each kind pyflakes reports (unused imports, an unused variable, an
+# undefined name, a redefinition): the old-tool run the migration tests compare against.
+PYFLAKES_SAMPLE = """\
+import os
+import sys, json
+
+
+def f():
+    x = 1
+    return undefined_thing
+
+
+def g():
+    pass
+
+
+def g():
+    return sys
+"""
