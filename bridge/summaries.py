@@ -117,3 +117,28 @@ def authority_summary(result: dict[str, Any]) -> str:
             f"{'granted' if authority.get('granted') is True else 'NOT granted'}"
         )
     return "\n".join(lines)
+
+
+def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
+    """How many paths an evaluation covered: the ChangeSet's paths minus those the host listed as
+    analysed by no required provider (`coverage.degraded`, reason `unsupported`, source = path)."""
+    paths = list(
+        dict.fromkeys(
+            c["path"]
+            for c in _items(_d(changeset).get("changes"))
+            if isinstance(_d(c).get("path"), str)
+        )
+    )
+    if not paths:
+        return "Paths evaluated: 0 (the ChangeSet is empty; nothing was checked)."
+    listed = {
+        _d(d).get("source")
+        for d in _items(_d(result.get("coverage")).get("degraded"))
+        if _d(d).get("reason") == "unsupported"
+    }
+    missing = [p for p in paths if p in listed]
+    line = f"Paths evaluated: {len(paths) - len(missing)} of {len(paths)} changed"
+    if missing:
+        line += f"; analysed by no required provider: {_names(missing)}"
+        line += f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
+    return line + "."

@@ -14,8 +14,27 @@ from typing import Any
 import anyio
 
 from reference_host.context import HostContext
+from reference_host.coverage import degradation
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.workspace import WorkTreeState
+
+
+def unusable_detail(state: WorkTreeState) -> str | None:
+    """The degradation detail when git cannot be used here (no evaluation or answer may count)."""
+    if state.unusable is None:
+        return None
+    return f"git cannot be used in this workspace, nothing was read: {state.unusable}"[:1000]
+
+
+def uncarried_degradation(state: WorkTreeState) -> dict[str, Any]:
+    """Work-tree paths whose names a ChangeSet cannot carry: part of the snapshot, not evaluated."""
+    names = "; ".join(f"{path}: {why}" for path, why in sorted(state.uncarried.items())[:5])
+    return degradation(
+        "workspace",
+        "incomplete",
+        f"{len(state.uncarried)} work-tree path(s) not evaluated: {names}",
+        capability="check",
+    )
 
 
 def baseline_is_current(baseline: dict[str, Any], state: WorkTreeState) -> bool:
@@ -32,6 +51,7 @@ class Blobs:
     store: dict[str, bytes] = field(default_factory=dict)
     referenced: dict[str, set[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    too_large: dict[str, int] = field(default_factory=dict)  # path -> size over the blob cap
 
 
 def load_blobs(
@@ -42,6 +62,7 @@ def load_blobs(
     store: dict[str, bytes] = {}
     referenced: dict[str, set[str]] = {}
     problems: list[str] = []
+    too_large: dict[str, int] = {}
     for change in changeset["changes"]:
         path = change["path"]
         origin = change.get("from") or path
@@ -61,12 +82,16 @@ def load_blobs(
             if identity in store:
                 continue
             data = workspace.resolve(identity, hints, state.tree)
-            if data is None:
-                problems.append(f"blob_unavailable: {identity} ({key} of {path})")
-            else:
+            if data is not None:
                 store[identity] = data
+                continue
+            size = workspace.oversize(identity, hints, state.tree)
+            if size is not None:
+                too_large[path] = size  # known content, deliberately not loaded
+            else:
+                problems.append(f"blob_unavailable: {identity} ({key} of {path})")
     problems.sort(key=lambda p: not p.startswith("blob_unavailable"))
-    return Blobs(store, referenced, problems)
+    return Blobs(store, referenced, problems, too_large)
 
 
 def blob_scope(
@@ -115,3 +140,9 @@ def blob_scope(
         by_blob=by_blob,
     )
     return scope
+
+
+def too_large_detail(too_large: dict[str, int], cap: int) -> str:
+    """The degradation detail for blobs over the cap: never loaded, so never checked."""
+    shown = ", ".join(f"{path} ({size} bytes)" for path, size in sorted(too_large.items())[:10])
+    return f"too large: {shown} over the {cap}-byte blob limit, not loaded for providers"[:1000]

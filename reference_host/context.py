@@ -31,7 +31,9 @@ class HostContext:
         if cached is not None:
             return cached
         raw: bytes | None
-        if state.tree is None:
+        if state.unusable is not None:
+            raw = None  # the committed policy cannot be read; evaluations are unavailable anyway
+        elif state.tree is None:
             raw = self.workspace.read_work_file(POLICY_PATH)
         else:
             entry = self.workspace.tree_entries(state.tree).get(POLICY_PATH)

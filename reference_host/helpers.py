@@ -46,6 +46,18 @@ def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any
             ) from None
     workspace = ctx.workspace
     state = workspace.state()
+    if state.unusable is not None:
+        raise AspError(
+            ErrorCode.HEALTH_NOT_READY,
+            "git cannot be used in this workspace: no change against HEAD can be read",
+            detail=state.unusable[:300],
+        )
+    if not state.vcs:
+        raise AspError(
+            ErrorCode.INVALID_PARAMS,
+            "no version control: pass the change inline",
+            detail="the workspace is not a git work tree, so there is no change against HEAD",
+        )
     baseline = {"rev": state.rev}
     changes = []
     wanted = sorted(state.differing)
@@ -61,11 +73,16 @@ def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any
             changes.append({"path": path, "kind": "delete", "before": before})
         elif before is not None and after is not None:
             changes.append({"path": path, "kind": "modify", "before": before, "after": after})
-    return {
+    result: dict[str, Any] = {
         "baseline": baseline,
         "changeset": {"baseline": dict(baseline), "changes": changes},
         "receipt": _helper_receipt(ctx, "host/workingChangeset", params, clock),
     }
+    if state.uncarried:
+        result["uncarried"] = [
+            {"path": path, "reason": reason} for path, reason in sorted(state.uncarried.items())
+        ][:200]
+    return result
 
 
 def put_blob(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]:

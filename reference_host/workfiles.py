@@ -101,8 +101,11 @@ class WorkFiles:
             return None
         return data if len(data) <= cap else None
 
-    def hash(self, path: str) -> FileHash | None:
-        """Streaming identity of a work-tree file; None when absent, unreadable or outside."""
+    def hash(self, path: str, *, with_sha1: bool = True) -> FileHash | None:
+        """Streaming identity of a work-tree file; None when absent, unreadable or outside.
+
+        `with_sha1=False` (a path HEAD lacks, so nothing to compare with) skips git's sha1 and
+        leaves `FileHash.sha1` empty: half the hashing on a huge untracked file."""
         full = self._inside(path)
         if full is None:
             return None
@@ -117,9 +120,9 @@ class WorkFiles:
             key = (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
             with self._lock:
                 cached = self._hashes.get(key)
-            if cached is not None:
+            if cached is not None and (cached.sha1 or not with_sha1):
                 return cached
-            result = self._hash_regular(full, info.st_size)
+            result = self._hash_regular(full, info.st_size, with_sha1)
         except (OSError, ValueError):
             return None
         if result is not None:
@@ -130,14 +133,16 @@ class WorkFiles:
         return result
 
     @staticmethod
-    def _hash_regular(full: Path, size: int) -> FileHash | None:
+    def _hash_regular(full: Path, size: int, with_sha1: bool) -> FileHash | None:
         sha1, sha256 = hash_stream(None, size)
         read = 0
         with open(full, "rb") as handle:
             while chunk := handle.read(CHUNK):
                 read += len(chunk)
-                sha1.update(chunk)
+                if with_sha1:
+                    sha1.update(chunk)
                 sha256.update(chunk)
         if read != size:
             return None  # the file changed while it was read: no identity rather than a wrong one
-        return FileHash(sha1.hexdigest(), "blob:sha256:" + sha256.hexdigest(), size)
+        sha1_hex = sha1.hexdigest() if with_sha1 else ""
+        return FileHash(sha1_hex, "blob:sha256:" + sha256.hexdigest(), size)

@@ -238,7 +238,7 @@ class Workspace:
             if why is not None:
                 uncarried[shown(path)] = why
                 continue
-            found = self.files.hash(path)
+            found = self.files.hash(path, with_sha1=head is not None)
             if found is None:
                 if head is not None:
                     differing[path] = None
@@ -271,7 +271,7 @@ class Workspace:
                 if why is not None:
                     uncarried[shown(rel)] = why
                     continue
-                found = self.files.hash(rel)
+                found = self.files.hash(rel, with_sha1=False)
                 if found is not None:
                     entries[rel] = found.blob_id
         return entries, uncarried
@@ -306,7 +306,7 @@ class Workspace:
     def head_blob_id(self, state: WorkTreeState, path: str) -> str | None:
         """Blob id of *path* in HEAD, or None when HEAD lacks it."""
         if state.tree is None:
-            found = self.files.hash(path)
+            found = self.files.hash(path, with_sha1=False)
             return found.blob_id if found is not None else None
         entry = self.tree_entries(state.tree).get(path)
         if entry is None:
@@ -357,7 +357,7 @@ class Workspace:
         if size is not None and size > self.max_blob_bytes:
             return size
         for path in hint_paths:
-            found = self.files.hash(path)
+            found = self.files.hash(path, with_sha1=False)
             if found is not None and found.blob_id == identity and found.size > self.max_blob_bytes:
                 return found.size
         if tree is not None and self.is_git:

@@ -20,6 +20,7 @@ from bridge.calls import Outcome, admit, refused
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
+from bridge.summaries import evaluated_paths_line
 from bridge.tools import READ_ONLY, runtime
 
 if TYPE_CHECKING:
@@ -55,13 +56,15 @@ async def _admit(
     return await admit(rt.client, rt.policy, method, call_site, surface, started, start_host=True)
 
 
-def _decision_summary(result: dict[str, Any] | None, call_site: str) -> str | None:
+def _decision_summary(
+    result: dict[str, Any] | None, call_site: str, changeset: Any = None
+) -> str | None:
     decision = result.get("decision") if isinstance(result, dict) else None
-    if decision not in DECISIONS:
+    if decision not in DECISIONS or not isinstance(result, dict):
         return None
     return (
         f"Host decision: {decision} at call-site {call_site} — advisory information only; an MCP "
-        "result never satisfies a gate."
+        "result never satisfies a gate.\n" + evaluated_paths_line(changeset, result)
     )
 
 
@@ -115,7 +118,9 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         outcome = await ext.call(
             rt, method, params, call_site=callSite, origin=EVALUATE, report=_reporter(ctx)
         )
-        return _answer(rt, EVALUATE, outcome, _decision_summary(outcome.result, callSite))
+        return _answer(
+            rt, EVALUATE, outcome, _decision_summary(outcome.result, callSite, changeset)
+        )
 
     async def asp_ext_request_edit_plan(
         ctx: Context,

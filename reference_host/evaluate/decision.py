@@ -39,6 +39,8 @@ class ProviderRun:
     authority: dict[str, Any] | None = None  # authorityEvidence, only once initialized
     provenance: dict[str, Any] | None = None
     blobs: list[str] = field(default_factory=list)
+    covered: set[str] | None = field(default_factory=set)  # path prefixes; None: every path
+    assessed: bool = False  # a valid Assessment said what it covered (complete or partial)
 
 
 @dataclass

@@ -18,12 +18,24 @@ import anyio
 
 from asp_protocol.canonical import changeset_digest
 from asp_protocol.jsonrpc import RequestContext
-from reference_host.candidate import Blobs, baseline_is_current, load_blobs
+from reference_host.candidate import (
+    Blobs,
+    baseline_is_current,
+    load_blobs,
+    too_large_detail,
+    uncarried_degradation,
+    unusable_detail,
+)
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.evaluate.envelope import decision_envelope
 from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
+from reference_host.evaluate.path_coverage import (
+    changed_paths,
+    unanalysed,
+    unanalysed_degradations,
+)
 from reference_host.evaluate.runs import ProviderRuns
 from reference_host.receipts import Clock, provider_notes
 from reference_host.trust.policy import POLICY_PATH, touches_policy
@@ -64,7 +76,14 @@ class Evaluation:
         with_dirty = "dirty" in self.baseline
         fresh = baseline_is_current(self.baseline, state)
         blobs = Blobs()
-        if not fresh:
+        unusable = unusable_detail(state)
+        if unusable is not None:
+            host_degraded.extend(
+                degradation("git", "unavailable", unusable, requirement=r) for r in required
+            )
+            if not required:
+                host_degraded.append(degradation("git", "unavailable", unusable))
+        elif not fresh:
             blockers.append(
                 "changeset baseline is neither the committed snapshot {rev} nor the current work tree "
                 f"snapshot (host has rev {state.rev})"
@@ -74,6 +93,14 @@ class Evaluation:
                 load_blobs, ctx, state, request.changeset, with_dirty
             )
             blockers.extend(blobs.problems)
+            if state.uncarried:  # whichever baseline: the working change is not all here
+                host_degraded.append(uncarried_degradation(state))
+            if blobs.too_large:
+                detail = too_large_detail(blobs.too_large, ctx.workspace.max_blob_bytes)
+                host_degraded.extend(
+                    degradation(path, "incomplete", detail, capability="check")
+                    for path in sorted(blobs.too_large)[:50]
+                )
         paths = [p for c in request.changeset["changes"] for p in (c["path"], c.get("from")) if p]
         touched = touches_policy(paths)
         if touched:
@@ -101,9 +128,18 @@ class Evaluation:
                 for t in targets
             )
             runs: list[ProviderRun] = []
+        elif unusable is not None:
+            runs = []  # nothing of the workspace can be read: no provider may contribute
         else:
             runs = await self.providers.run(policy, state, blobs)
             host_degraded.extend(await self._workspace_written(state, runs))
+            required_runs = [run for run in runs if run.role == "required"]
+            if required and required_runs and all(run.assessed for run in required_runs):
+                # a provider that failed is named by its own degradation; paths are listed only
+                # when every required provider said what it covered
+                covered = [run.covered for run in required_runs]
+                missing = unanalysed(changed_paths(request.changeset), covered)
+                host_degraded.extend(unanalysed_degradations(missing, required))
         outcome = decide(request.call_site, required, runs, host_degraded)
         return decision_envelope(
             ctx,

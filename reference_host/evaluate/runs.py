@@ -19,6 +19,7 @@ from reference_host.coverage import degradation
 from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
 from reference_host.evaluate.decision import ProviderRun
 from reference_host.evaluate.params import EvaluateRequest
+from reference_host.evaluate.path_coverage import covered_paths
 from reference_host.sessions.session import SessionFailure
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 from reference_host.workspace import WorkTreeState
@@ -217,6 +218,9 @@ class ProviderRuns:
                 run.health_failure = invocation.health
             elif invocation.check is not None:
                 assessment = invocation.check
+                if assessment.reason in (None, "incomplete", "unsupported"):
+                    run.covered = covered_paths(assessment.assessment, assessment.reason is None)
+                    run.assessed = True
                 if assessment.reason is not None:
                     add(assessment.reason, assessment.detail)
                 else:

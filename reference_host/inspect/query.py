@@ -24,7 +24,13 @@ import anyio
 
 from asp_protocol.canonical import request_digest
 from asp_protocol.jsonrpc import RequestContext
-from reference_host.candidate import Blobs, baseline_is_current, blob_scope, load_blobs
+from reference_host.candidate import (
+    Blobs,
+    baseline_is_current,
+    blob_scope,
+    load_blobs,
+    unusable_detail,
+)
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.inspect.paging import (
@@ -81,6 +87,10 @@ async def query_inspect(
             f"requested baseline is neither the committed snapshot nor the current work tree (host has rev {state.rev})"
         )
     )
+    unusable = unusable_detail(state)
+    if unusable is not None:
+        host_degraded.append(degradation("git", "unavailable", unusable, capability="inspect"))
+        stale = unusable
     question = question_digest(request, baseline)
     offset, bound = decode_cursor(request, question), page_bytes(request)
     provider_request = provider_params(request, baseline, index) if fresh else {}
@@ -100,7 +110,7 @@ async def query_inspect(
             target.degraded.append(
                 degradation(
                     target.provider_id,
-                    "stale-baseline",
+                    "unavailable" if unusable is not None else "stale-baseline",
                     stale,
                     requirement=target.requirement_id,
                     capability="inspect",

@@ -11,7 +11,9 @@ live in `python_rules`.
 the after path, so a rename does not make old findings new); a created file's findings are all
 introduced, a deleted file has none. Unchanged files cannot introduce findings, so a `workspace`
 + `introduced` request reads only changed files. Non-Python files in scope are skipped and listed
-in an evidence message. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
+in an evidence message; each *changed* non-Python path is also listed in `coverage.unsupported`,
+`covered.scope` then names only the Python paths (`{paths}`), and the status is `incomplete`
+(`unsupported` when no changed path is Python) — never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
 enables `python/too-many-parameters`), `disabledRules` (known codes), `maxFileBytes` (default
 2000000). Findings are cached per (blob id, settings); every blob is still read through the
 callbacks so `validAsOf.blobs` names exactly what this request read.
@@ -192,13 +194,34 @@ class Evaluation:
                 )
         targets = await self._targets()
         await self._analyse(targets, set(covered_rules))
-        covered = coverage_part(request.scope, [SOURCE], covered_rules, request.comparison)
+        scope, sources = self._covered_scope()
+        covered = coverage_part(scope, sources, covered_rules, request.comparison)
         status = (
             "incomplete"
             if self.out.degraded or self.out.unsupported or self.out.truncated
             else "complete"
         )
+        if not sources:
+            status = "unsupported"
         return self._assessment(status, requested, covered)
+
+    def _covered_scope(self) -> tuple[Any, list[str]]:
+        """What this run covered: every changed path is Python, or only the Python ones
+        (`{paths}`), or none (no sources). Each changed non-Python path is listed unsupported."""
+        changed = list(dict.fromkeys(t.path for t in self._changed_targets()))
+        foreign = [p for p in changed if not is_python(p)]
+        if not foreign:
+            return self.request.scope, [SOURCE]
+        for path in foreign[:200]:  # the host lists every unanalysed path itself
+            self.out.unsupported.append(
+                degradation(
+                    SOURCE,
+                    "unsupported",
+                    f"{path[:200]}: not Python; {SOURCE} analyses *.py, *.pyi",
+                )
+            )
+        python = [p for p in changed if is_python(p)]
+        return ({"paths": python}, [SOURCE]) if python else (self.request.scope, [])
 
     # -- what to look at ------------------------------------------------------------------------
 

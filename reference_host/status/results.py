@@ -17,7 +17,9 @@ from asp_protocol import OUTER_PROTOCOL
 from asp_protocol.canonical import request_digest
 from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host import HOST_NAME, __version__
+from reference_host.candidate import unusable_detail
 from reference_host.context import HostContext
+from reference_host.coverage import degradation
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.status.providers import (
     Enrollment,
@@ -49,6 +51,12 @@ def snapshot(ctx: HostContext) -> Snapshot:
     return Snapshot(state, policy, entries, servers)
 
 
+def _workspace_degraded(snap: Snapshot) -> list[dict[str, Any]]:
+    """git that cannot be used is degraded coverage on every status-like result."""
+    detail = unusable_detail(snap.state)
+    return [degradation("git", "unavailable", detail)] if detail is not None else []
+
+
 def _coverage(snap: Snapshot, degraded: list[dict[str, Any]]) -> dict[str, Any]:
     """The non-exhaustive coverage every status-like result reports: nothing ran."""
     required = list(dict.fromkeys(r for s in CALL_SITES for r in snap.policy.required_ids(s)))
@@ -68,7 +76,9 @@ def _rollup(
     gates = gate_statuses(ctx, snap.policy, snap.entries)
     by_id = {s["id"]: s for s in snap.servers}
     capabilities = capability_coverage(ctx, snap.policy, snap.entries, by_id)
-    degraded = _unique([d for g in gates.values() for d in g["degraded"]])
+    degraded = _unique(
+        _workspace_degraded(snap) + [d for g in gates.values() for d in g["degraded"]]
+    )
     return gates, capabilities, degraded
 
 
@@ -135,8 +145,15 @@ def host_status(ctx: HostContext, params: Any) -> dict[str, Any]:
         "baseline": baseline,
         "validAsOf": dict(baseline),
     }
+    stale = []
+    if snap.state.unusable is not None:
+        stale.append(
+            f"git cannot be used (the host never sets safe.directory): {snap.state.unusable}"
+        )
     if snap.policy.activation != "active":
-        workspace["staleReason"] = f"repository policy rejected: {snap.policy.error}"[:500]
+        stale.append(f"repository policy rejected: {snap.policy.error}")
+    if stale:
+        workspace["staleReason"] = "; ".join(stale)[:1000]
     return {
         "host": {
             "name": HOST_NAME,
@@ -177,7 +194,9 @@ def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
 def host_authority_status(ctx: HostContext, params: Any) -> dict[str, Any]:
     clock = Clock()
     snap = snapshot(ctx)
-    degraded = _unique([d for e in snap.entries if e.pins for d in e.degraded["check"]])
+    degraded = _unique(
+        _workspace_degraded(snap) + [d for e in snap.entries if e.pins for d in e.degraded["check"]]
+    )
     receipt = _status_receipt(
         ctx, snap, "authority-status", "host/authority/status", params, clock, degraded
     )

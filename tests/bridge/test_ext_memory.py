@@ -238,6 +238,11 @@ async def test_tools_evaluate_the_working_tree_and_never_gate(
         assert assert_labelled(inline, is_error=False, binding="mcp-extension")["callSite"] == (
             "interactive"
         )
+        count = len({c["path"] for c in allow_case.changeset["changes"]})
+        assert f"Paths evaluated: {count} of {count} changed." in inline.content[0].text
+        empty = {"baseline": allow_case.changeset["baseline"], "changes": []}
+        nothing = await client.call_tool("asp_ext_evaluate_changeset", {"changeset": empty})
+        assert "Paths evaluated: 0 (the ChangeSet is empty" in nothing.content[0].text
 
         gate = await client.call_tool("asp_ext_evaluate_changeset", {"callSite": "gate"})
         assert gate.is_error

@@ -486,10 +486,11 @@ async def test_core_server_rejected_malformed_host_fields() -> None:
     real = run.assessment
     assert real["evidence"], "the README skip is reported as evidence data"
     control = judge(host, run)
-    assert control.reason is None and len(control.diagnostics) == 2
+    # README.md is not Python: listed unsupported, so the honest status is incomplete
+    assert control.reason == "incomplete" and len(control.diagnostics) == 2
     benign = copy.deepcopy(real)
     benign["evidence"][0]["data"]["nested"] = {"note": "provider data may nest"}
-    assert judge(host, run, benign).reason is None
+    assert judge(host, run, benign).reason == "incomplete", "nested provider data is not forged"
 
     top_fixture = load_json(TOP_LEVEL_FIXTURE)
     nested_fixture = load_json(NESTED_FIXTURE)

@@ -79,6 +79,8 @@ def test_no_repository_program_runs_through_any_host_method(repo: Path) -> None:
         "a path whose clean filter may not run is compared byte for byte, never called clean"
     )
     assert not any(path.startswith("sub") for path in changes), "submodule content is not ours"
+    for site in ("interactive", "gate", "sweep"):
+        assert results[site]["decision"] == "indeterminate", "the .txt files were not analysed"
 
 
 @pytest.mark.slow

@@ -226,7 +226,9 @@ async def test_pure_rename_introduces_nothing() -> None:
         assert codes(everything) == [("src/moved.py", "python/unused-import")]
 
 
-async def test_workspace_scope_lists_the_tree_and_skips_non_python_files_saying_so() -> None:
+async def test_workspace_scope_lists_the_tree_and_lists_changed_non_python_files_unsupported() -> (
+    None
+):
     async with python_check() as host:
         await host.start()
         changeset = host.changeset(
@@ -240,7 +242,12 @@ async def test_workspace_scope_lists_the_tree_and_skips_non_python_files_saying_
         ]
         [skipped] = [e for e in assessment["evidence"] if e["kind"] == "message"]
         assert skipped["data"]["skipped"] == ["README.md"]
-        assert assessment["coverage"]["covered"]["scope"] == "workspace"
+        coverage = assessment["coverage"]
+        assert coverage["covered"]["scope"] == {"paths": ["src/util.py"]}, (
+            "the changed README.md was not analysed, so it is not claimed"
+        )
+        assert assessment["status"] == "incomplete" and coverage["exhaustive"] is False
+        assert [u["detail"].split(":")[0] for u in coverage["unsupported"]] == ["README.md"]
         paths = await evaluate(host, changeset, "all", scope={"paths": ["src/util.py"]})
         assert codes(paths) == [("src/util.py", "python/undefined-name")]
 
@@ -399,3 +406,15 @@ async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly(
             ("src/app.py", "python/undefined-name"),
             ("src/util.py", "python/undefined-name"),
         ]
+
+
+async def test_a_change_with_no_python_file_is_unsupported_never_complete() -> None:
+    async with python_check() as host:
+        await host.start()
+        changeset = host.changeset({"web/a.ts": "const x: number = 'no';\n"})
+        assessment = await evaluate(host, changeset, "all")
+        assert assessment["status"] == "unsupported"
+        assert assessment["coverage"]["covered"]["diagnosticSources"] == []
+        assert "web/a.ts: not Python" in assessment["coverage"]["unsupported"][0]["detail"]
+        empty = await evaluate(host, host.changeset({}), "all")
+        assert empty["status"] == "complete", "nothing changed: nothing left unanalysed"

@@ -1,0 +1,184 @@
+"""No allow for work the host did not see (docs/workspace-git.md, evaluate/path_coverage.py).
+
+Real host subprocesses with the built-in default policy (the Python check, required at every
+call-site) on: a folder outside git, a repository git refuses (owned by another uid), a
+repository with git missing from PATH, and changes to files the Python check cannot analyse.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asp_protocol.canonical import blob_id
+from asp_protocol.errors import AspError
+from tests.support.gitrepo import make_repo, write_files
+from tests.support.host_checks import check_envelope, check_status
+from tests.support.host_harness import HostProcess
+
+SITES = ("interactive", "gate", "sweep")
+BROKEN = "def f():\n    return undefined_name\n"
+
+
+def _isolated(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """No user or system git config, so nothing (e.g. a global safe.directory) masks the case."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", **extra}
+
+
+def _evaluate(host: HostProcess, call_site: str, changeset: dict[str, Any]) -> dict[str, Any]:
+    params = {"callSite": call_site, "changeset": changeset}
+    result = host.call("host/evaluateChangeset", params, timeout=60)
+    check_envelope(result, call_site=call_site, params=params)
+    return result
+
+
+def _create(host: HostProcess, baseline: dict[str, Any], files: dict[str, str]) -> dict[str, Any]:
+    """A ChangeSet creating *files*, their bytes uploaded with host/putBlob."""
+    changes = [
+        {
+            "path": path,
+            "kind": "create",
+            "after": host.call("host/putBlob", {"bytes": text})["blobId"],
+        }
+        for path, text in files.items()
+    ]
+    return {"baseline": baseline, "changes": changes}
+
+
+def _assert_unusable_everywhere(host: HostProcess, needle: str) -> None:
+    status = host.call("host/status", {})
+    check_status(status)
+    assert status["host"]["state"] == "degraded"
+    assert needle in status["workspace"]["staleReason"], status["workspace"]
+    assert "unavailable" in [d["reason"] for d in status["receipt"]["coverage"]["degraded"]]
+    with pytest.raises(AspError) as raised:
+        host.call("host/workingChangeset", {})
+    assert needle in (raised.value.detail or ""), raised.value
+    baseline = status["workspace"]["baseline"]
+    for site in SITES:
+        result = _evaluate(host, site, _create(host, baseline, {"a.py": BROKEN}))
+        assert result["decision"] == "indeterminate", site
+        [entry, *_] = [d for d in result["coverage"]["degraded"] if d["reason"] == "unavailable"]
+        assert needle in entry["detail"] and entry["source"] == "git"
+
+
+def test_outside_version_control_there_is_no_working_changeset(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    write_files(folder, {"a.py": BROKEN})
+    host = HostProcess(folder, env=_isolated(tmp_path)).start()
+    try:
+        status = host.call("host/status", {})
+        check_status(status)
+        with pytest.raises(AspError) as raised:
+            host.call("host/workingChangeset", {"paths": ["a.py"]})
+        assert "no version control: pass the change inline" in raised.value.message
+        baseline = status["workspace"]["baseline"]
+        inline = _create(host, baseline, {"b.py": BROKEN})
+        result = _evaluate(host, "gate", inline)
+        assert result["decision"] == "deny", "an inline change is still really checked"
+    finally:
+        assert host.stop() == 0
+
+
+def test_a_repository_owned_by_another_uid_is_never_a_plain_directory(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown the repository to another uid")
+    repo = make_repo(tmp_path / "theirs", {"a.py": "A = 1\n"})
+    write_files(repo, {"a.py": BROKEN})
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 4242, 4242)
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        _assert_unusable_everywhere(host, "dubious ownership")
+    finally:
+        assert host.stop() == 0
+    assert not (tmp_path / "home" / ".gitconfig").exists(), "the host never sets safe.directory"
+
+
+def test_git_missing_from_path_is_reported_not_downgraded(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    env = _isolated(tmp_path, PATH=f"{empty}{os.pathsep}{Path(sys.executable).parent}")
+    if any((Path(d) / "git").exists() for d in env["PATH"].split(os.pathsep)):
+        pytest.skip("git lives next to the Python interpreter here")
+    host = HostProcess(repo, env=env).start()
+    try:
+        _assert_unusable_everywhere(host, "git cannot be run")
+    finally:
+        assert host.stop() == 0
+
+
+def test_changed_files_no_required_provider_analyses_are_listed_and_never_allowed(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "web/a.ts": "export const a = 1;\n"})
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        baseline = host.call("host/status", {})["workspace"]["baseline"]
+        ts = {
+            "baseline": baseline,
+            "changes": [
+                {
+                    "path": "web/a.ts",
+                    "kind": "modify",
+                    "before": blob_id(b"export const a = 1;\n"),
+                    "after": host.call(
+                        "host/putBlob", {"bytes": "export const a: number = 'x' +;\n"}
+                    )["blobId"],
+                }
+            ],
+        }
+        for site in SITES:
+            result = _evaluate(host, site, ts)
+            assert result["decision"] == "indeterminate", (site, result["coverage"])
+            assert result["coverage"]["exhaustive"] is False
+            listed = [d for d in result["coverage"]["degraded"] if d["source"] == "web/a.ts"]
+            assert listed and listed[0]["reason"] == "unsupported", result["coverage"]
+        mixed = _create(host, baseline, {"b.py": "B = 1\n", "docs/notes.md": "# notes\n"})
+        result = _evaluate(host, "gate", mixed)
+        sources = {d["source"] for d in result["coverage"]["degraded"]}
+        assert "docs/notes.md" in sources and "b.py" not in sources, result["coverage"]
+        assert result["decision"] == "indeterminate", "docs count like code: allow means checked"
+        empty = _evaluate(host, "gate", {"baseline": baseline, "changes": []})
+        assert empty["decision"] == "allow" and empty["coverage"]["exhaustive"] is True
+        python = _create(host, baseline, {"c.py": "C = 1\n"})
+        clean = _evaluate(host, "gate", python)
+        assert clean["decision"] == "allow" and clean["coverage"]["degraded"] == []
+    finally:
+        assert host.stop() == 0
+
+
+def _peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc status")
+
+
+@pytest.mark.slow
+def test_a_huge_file_keeps_the_host_small_and_is_never_allowed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    with open(repo / "big.bin", "wb") as handle:
+        handle.truncate(512 * 1024**2)  # sparse; loading it whole would exceed the bound
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        status = host.call("host/status", {}, timeout=120)
+        check_status(status)
+        assert "dirty" in status["workspace"]["baseline"]
+        working = host.call("host/workingChangeset", {}, timeout=120)
+        [change] = working["changeset"]["changes"]
+        assert change["path"] == "big.bin" and change["kind"] == "create"
+        result = _evaluate(host, "gate", working["changeset"])
+        assert result["decision"] == "indeterminate"
+        [entry] = [d for d in result["coverage"]["degraded"] if d["source"] == "big.bin"][:1]
+        assert "too large" in entry["detail"], result["coverage"]
+        assert _peak_rss_mib(host.pid) < 200, "the host never holds the file"
+    finally:
+        assert host.stop() == 0
