@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,9 @@ from anyio.abc import Process
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
-from host_client.tree import descendants, end_tree
+from host_client.tree import descendants, end_tree, sweep_orphans
+
+_LIVE: set[int] = set()  # pids of the hosts this process runs (never swept as orphans)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ async def spawn(
         start_new_session=True,  # its own group: ended as a whole (host_client/tree.py)
     )
     assert process.stdin is not None and process.stdout is not None
+    _LIVE.add(process.pid)
     holder: list[HostInstance] = []
     endpoint = JsonRpcEndpoint(
         process.stdout,
@@ -112,7 +116,9 @@ async def supervise(instance: HostInstance, grace: float) -> int | None:
         tg.start_soon(drain_stderr, instance)
         tg.start_soon(serve_then_reap)
         code = await process.wait()
+        _LIVE.discard(process.pid)
         end_tree(process.pid, [])  # whatever it left behind in its own group
+        await _reap(sweep_orphans(keep=_LIVE))  # and, as a subreaper, what escaped the group
         # The process is gone; let stdout and stderr deliver what is still buffered in the pipes.
         with anyio.move_on_after(0.5):
             await instance.endpoint.closed_event.wait()
@@ -156,6 +162,13 @@ async def _stop_leader(process: Process, grace: float) -> None:
             _kill(process)
             with anyio.move_on_after(grace):
                 await process.wait()
+
+
+async def _reap(pids: list[int]) -> None:
+    """Collect the exit of killed orphans (our children only because we are their subreaper)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError):
+            await anyio.to_thread.run_sync(os.waitpid, pid, 0)
 
 
 def _kill(process: Process) -> None:

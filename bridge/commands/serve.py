@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         from bridge.http import check_exposure, run_http
 
         check_exposure(settings)  # before anything starts
+    from host_client.tree import become_subreaper
+
+    become_subreaper()  # this process's only children are hosts: what they orphan comes back here
     server = create_server(settings, extensions=extensions, middleware=middleware)
     if settings.transport == "stdio":
         server.run("stdio")

@@ -68,3 +68,28 @@ async def test_a_providers_stubborn_child_ends_with_the_bridge(tmp_path: Path) -
         provider, child = await _pids(pid_file)
         assert _alive(provider) and _alive(child)
     assert await _gone(provider, child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+async def test_what_a_crashed_host_orphans_is_ended_by_the_serving_bridge(tmp_path: Path) -> None:
+    """`asp-mcp-bridge serve` is a child subreaper: a host that forks a child into its own session
+    and then dies on its own leaves nothing behind, while the bridge keeps serving."""
+    from mcp import Client, StdioServerParameters
+
+    from tests.support.mcp_helpers import bad_host_command
+
+    pid_file = tmp_path / "pids"
+    host = bad_host_command("orphan", str(pid_file))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bridge", "serve", "--repo", str(tmp_path), "--host", host],
+        cwd=str(tmp_path),
+    )
+    with anyio.fail_after(120):
+        async with Client(params, mode="legacy") as client:
+            first = await client.call_tool("asp_status", {})
+            assert first.is_error  # the host died on the request
+            host_pid, child = await _pids(pid_file)
+            assert await _gone(host_pid, child)
+            trace = await client.call_tool("asp_debug_trace", {})
+            assert not trace.is_error

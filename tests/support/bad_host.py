@@ -17,6 +17,7 @@ Run as `python tests/support/bad_host.py MODE [ARGS] [serve --repo PATH]` (the t
   count-starts FILE [MODE...]  appends a line to FILE on every start, then runs MODE (default ok)
   stubborn FILE           answers like `ok`, but forks a child in its own session; both ignore
                           SIGTERM and stdin EOF; writes both pids to FILE
+  orphan FILE             forks that child, then exits (code 3) on the first request
 """
 
 from __future__ import annotations
@@ -222,9 +223,9 @@ async def main_async(argv: list[str]) -> None:
         with open(args[0], "a", encoding="utf-8") as out:
             out.write(f"{os.getpid()}\n")
         mode, args = (args[1], args[2:]) if len(args) > 1 else ("ok", [])
-    if mode == "stubborn":
+    if mode in ("stubborn", "orphan"):
         fork_stubborn_child(args[0])
-        mode = "ok"
+        mode, args = ("ok", []) if mode == "stubborn" else ("exit-after", ["1"])
     host = BadHost(mode, args)
     receive, send = stdio_byte_streams()
     endpoint = JsonRpcEndpoint(receive, send, name="bad-host")
