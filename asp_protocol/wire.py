@@ -20,6 +20,11 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 
+def present(**fields: Any) -> dict[str, Any]:
+    """The keyword arguments that are not None: an optional wire field is absent, never null."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python; either validates."""
 

@@ -18,10 +18,9 @@ def debug_info(
     invalid_lines: int,
 ) -> dict[str, Any]:
     """Everything `asp_debug_host` shows; the stderr tail is raw host text (untrusted)."""
-    instance = host.current
-    last = host.last
+    record = host.record()
+    instance, last, exit_info = record.current, record.last, record.last_exit
     running = instance is not None and instance.alive
-    exit_info = host.last_exit
     return {
         "command": list(host.settings.argv),
         "cwd": str(host.settings.cwd),
@@ -31,11 +30,11 @@ def debug_info(
         "uptimeSeconds": round(time.time() - instance.started_at, 3)
         if running and instance
         else None,
-        "starts": host.starts,
-        "restarts": max(0, host.starts - 1),
-        "failedStartsInRow": host.failed_starts,
+        "starts": record.starts,
+        "restarts": max(0, record.starts - 1),
+        "failedStartsInRow": record.failed_starts,
         "maxFailedStarts": host.settings.max_failed_starts,
-        "downReason": host.down_reason,
+        "downReason": record.down_reason,
         "lastExit": None
         if exit_info is None
         else {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
 from typing import Literal
 
 import anyio
@@ -27,6 +28,18 @@ STDERR_TAIL_BYTES = 2048
 
 
 WireObserver = Callable[[HostInstance, WireEvent], None]
+
+
+@dataclass(frozen=True)
+class SupervisionRecord:
+    """The supervisor's bookkeeping at one moment: instances, start counts, down reason, last exit."""
+
+    current: HostInstance | None  # the most recently spawned instance, alive or not
+    last: HostInstance | None  # the last instance spawned, kept after it exits (stderr, exit)
+    starts: int
+    failed_starts: int
+    down_reason: str | None
+    last_exit: ExitInfo | None
 
 
 class HostSupervisor:
@@ -100,31 +113,16 @@ class HostSupervisor:
             return "running"
         return "exited" if self._starts else "idle"
 
-    @property
-    def current(self) -> HostInstance | None:
-        """The most recently spawned instance (alive or not), None before the first start."""
-        return self._instance
-
-    @property
-    def last(self) -> HostInstance | None:
-        """The last instance spawned, kept after it exits for its stderr and exit record."""
-        return self._last_instance
-
-    @property
-    def starts(self) -> int:
-        return self._starts
-
-    @property
-    def failed_starts(self) -> int:
-        return self._failed_starts
-
-    @property
-    def down_reason(self) -> str | None:
-        return self._down_reason
-
-    @property
-    def last_exit(self) -> ExitInfo | None:
-        return self._last_exit
+    def record(self) -> SupervisionRecord:
+        """What supervision knows right now, for the debug view (a copy; never live state)."""
+        return SupervisionRecord(
+            self._instance,
+            self._last_instance,
+            self._starts,
+            self._failed_starts,
+            self._down_reason,
+            self._last_exit,
+        )
 
     def mark_answered(self, instance: HostInstance) -> None:
         """The host answered a call: it started well, so the failed-start count resets."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from asp_protocol.vocabulary import DegradationReason
+from asp_protocol.wire import present
 
 
 def degradation(
@@ -17,11 +18,9 @@ def degradation(
     provider_state: str | None = None,
 ) -> dict[str, Any]:
     """A `coverageDegradation` object with only the fields that are set."""
-    entry: dict[str, Any] = {"source": source, "reason": reason, "detail": detail[:1000]}
-    if requirement is not None:
-        entry["requirement"] = requirement
-    if capability is not None:
-        entry["capability"] = capability
-    if provider_state is not None:
-        entry["providerState"] = provider_state
-    return entry
+    return {
+        "source": source,
+        "reason": reason,
+        "detail": detail[:1000],
+        **present(requirement=requirement, capability=capability, providerState=provider_state),
+    }

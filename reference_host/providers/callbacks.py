@@ -16,6 +16,7 @@ from typing import Any
 from asp_protocol.errors import AspError, ProtocolViolation
 from asp_protocol.jsonrpc import JsonRpcEndpoint
 from asp_protocol.vocabulary import BLOB_REF
+from asp_protocol.wire import present
 
 CALLBACK_TIMEOUT_S = 30.0
 
@@ -62,13 +63,7 @@ class HostCallbacks:
         baseline: dict[str, Any] | None = None,
     ) -> TreeListing:
         """Baseline entries the host lets this provider see (already filtered to the read grant)."""
-        params: dict[str, Any] = {}
-        if globs is not None:
-            params["globs"] = globs
-        if paths is not None:
-            params["paths"] = paths
-        if baseline is not None:
-            params["baseline"] = baseline
+        params = present(globs=globs, paths=paths, baseline=baseline)
         self.calls += 1
         result = await self._endpoint.request("workspace/listTree", params, timeout=self._timeout)
         if not isinstance(result, dict) or not isinstance(result.get("entries"), list):
