@@ -118,6 +118,8 @@ def test_status_shows_protocol_and_settings_and_baseline_moves_restart(pool: Hos
     again = hut.evaluate("gate", hut.changeset({"src/app.py": "Y = 3\n"}))
     assert again["decision"] == "allow", again["coverage"]
     assert hut.stop() == 0, "ending a 0.1 session (-32601 on shutdown) leaves the host clean"
+    logs = hut.host.stderr_text()
+    assert "legacy-clean" not in logs and "Traceback" not in logs, "ended quietly: " + logs[-2000:]
 
 
 BUILTIN = "asp-python-check"

@@ -162,6 +162,10 @@ class HostProcess:
         assert self.endpoint is not None
         await self.endpoint.serve()
 
+    def stderr_text(self) -> str:
+        """What the host wrote to stderr so far (its logs; the most recent 256 KiB)."""
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
     async def _drain_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
         echo = os.environ.get("ASP_TEST_HOST_STDERR") == "1"
