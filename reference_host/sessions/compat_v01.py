@@ -90,6 +90,8 @@ class LegacyProfile:
     """Per-session state of the 0.1 profile: the opaque configDigest and the notes of one mapping."""
 
     protocol_version = ASP_LEGACY_PROTOCOL_VERSION
+    # 0.1 hosts announced the tree callback explicitly (as in the recorded handshake)
+    host_capabilities: dict[str, bool] = {"listTree": True}
 
     def __init__(self) -> None:
         self.config_digest: str | None = None

@@ -178,7 +178,8 @@ class ProviderSession:
         params = {
             "protocolVersion": self.protocol_version,
             "host": {"name": HOST_NAME, "version": __version__},
-            "hostCapabilities": {"progress": True, "readBlob": True, "putBlob": False},
+            "hostCapabilities": {"progress": True, "readBlob": True, "putBlob": False}
+            | (self.profile.host_capabilities if self.profile is not None else {}),
             "workspace": {"root": self.workspace_root, "baseline": baseline},
             "assuranceMode": self.assurance_mode,
         }

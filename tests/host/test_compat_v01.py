@@ -16,7 +16,7 @@ import pytest
 from asp_protocol.models import Assessment
 from reference_host.evaluate.assessment_checks import validate_assessment
 from reference_host.sessions.compat_v01 import MAPPED_EVIDENCE_ID, LegacyProfile
-from reference_host.sessions.session import CheckCapability
+from reference_host.sessions.session import CheckCapability, InitializeResult
 from reference_host.trust.settings import SettingsError, parse_settings
 from tests.support.definitions import require_definitions, schema_errors
 
@@ -64,6 +64,7 @@ def test_recorded_initialize_maps_to_a_v1_capability_with_safe_values() -> None:
     results = recorded_results("initialize")
     assert results, "the recording has initialize results"
     for result in results:
+        InitializeResult.model_validate(result)  # the envelope itself is accepted as recorded
         block = result["capabilities"]["check"]
         assert schema_errors(block, "capabilities.schema.json#/$defs/checkCapability")
         profile = LegacyProfile()

@@ -223,6 +223,7 @@ async def test_legacy_provider_gets_call_site(workspace: tuple[Path, Path, Path]
             timeout=30,
         )
     assert records(record, "initialize")[0]["protocolVersion"] == "asp/0.1"
+    assert records(record, "initialize")[0]["hostCapabilities"]["listTree"] is True
     assert records(record, "evaluate")[0]["callSite"] == "sweep"
     assert result["decision"] == "allow"
 
