@@ -42,7 +42,7 @@ PROBES = {
     "django": ("django/core/paginator.py", "django.core.paginator.Paginator", "Paginator.page"),
     "salt": ("salt/utils/files.py", "salt.utils.files.fopen", "fopen"),
 }
-COLD_LIMIT_S = 120.0
+COLD_LIMIT_S = 240.0
 PIP_DOWNLOAD = (sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:")
 
 

@@ -112,3 +112,18 @@ def test_impact_follows_runtime_imports_not_parent_packages_or_type_checking() -
     assert "pkg/typed.py" not in files  # TYPE_CHECKING-only: listed apart
     assert {"kind": "depends-on", "from": "pkg/typed.py", "to": "pkg/core.py"} in body["edges"]
     assert "pkg/typed.py" in {n["id"] for n in body["impactedNodes"]}
+
+
+def test_attributes_typed_through_themselves_do_not_loop() -> None:
+    files = {
+        "m.py": (
+            "class Node:\n"
+            "    def __init__(self):\n"
+            "        self.items = self.items.copy()\n"
+            "        self.parent = self.parent.parent\n\n"
+            "    def walk(self):\n"
+            "        return self.parent.walk()\n"
+        )
+    }
+    graph, _ = callers(_index(files), {"id": "m.py::Node.walk"}, 1, 100)
+    assert graph["data"]["symbols"] == ["m.py::Node.walk"]

@@ -167,6 +167,10 @@ class Builds:
             )
         except AspError as exc:
             build.error = exc
+        except (RecursionError, MemoryError) as exc:
+            build.error = AspError(
+                ErrorCode.INTERNAL_ERROR, "index-build-failed", detail=type(exc).__name__
+            )
         finally:
             build.done.set()
 

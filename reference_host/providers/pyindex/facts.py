@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "LOCAL",
@@ -55,6 +57,8 @@ class _Collector(FlowVisitors):
         self.type_checking = 0
         self.classes: dict[int, DefFact] = {}  # class scope index -> its definition
         self.dropped_attrs: set[tuple[int, str]] = set()
+        self.ascii = all(line.isascii() for line in lines)
+        self._handlers: dict[type, Callable[[Any], None] | None] = {}
 
     # -- positions -------------------------------------------------------------------------
     def _char(self, line: int, col: int) -> int:
@@ -69,6 +73,8 @@ class _Collector(FlowVisitors):
         end_line = getattr(node, "end_lineno", None) or line
         col = getattr(node, "col_offset", 0)
         end_col = getattr(node, "end_col_offset", None) or col
+        if self.ascii:  # byte columns are character columns
+            return (line - 1, col, end_line - 1, end_col)
         return (line - 1, self._char(line, col), end_line - 1, self._char(end_line, end_col))
 
     def shape(self, node: ast.AST, span: Span) -> str:
@@ -105,12 +111,22 @@ class _Collector(FlowVisitors):
 
     # -- traversal -------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
-        handler = getattr(self, "visit_" + type(node).__name__, None)
+        kind = type(node)
+        try:
+            handler = self._handlers[kind]
+        except KeyError:
+            handler = self._handlers[kind] = getattr(self, "visit_" + kind.__name__, None)
         if handler is not None:
             handler(node)
-        else:
-            for child in ast.iter_child_nodes(node):
-                self.visit(child)
+            return
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                self.visit(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
 
     def visit_many(self, nodes: list[ast.stmt] | list[ast.expr]) -> None:
         for node in nodes:

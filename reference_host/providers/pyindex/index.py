@@ -19,6 +19,7 @@ from reference_host.providers.pyindex.facts import (
     Span,
 )
 from reference_host.providers.pyindex.modules import ModuleName, is_test_path, module_names
+from reference_host.providers.pyindex.typed import returned, typed_attr
 from reference_host.providers.pyindex.unresolved import note_unresolved
 
 Target = tuple[str, str]  # ("module", path) | ("def", id) | ("instance" | "super", class id)
@@ -78,6 +79,7 @@ class PythonIndex:
                 self.by_name[d.name].append(def_id(path, d.qualname))
         self._attr_memo: dict[tuple[str, str], Target | None] = {}
         self._bases_memo: dict[str, list[str]] = {}
+        self.typed_memo: dict[tuple[str, str], Target | None] = {}
         self.refs_to: dict[str, list[Ref]] = defaultdict(list)
         self.refs_from: dict[str, list[Ref]] = defaultdict(list)
         self.deps: dict[str, set[str]] = defaultdict(set)
@@ -154,7 +156,7 @@ class PythonIndex:
         result: Target | None = None
         binding = entry.facts.scopes[0].bindings.get(attr)
         if binding is not None and binding[0] != "local":
-            result = self._binding_target(path, 0, binding, depth + 1)
+            result = self.binding_target(path, 0, binding, depth + 1)
         if result is None and entry.name is not None and entry.name.is_package:
             sub = self.resolve_module(f"{entry.name.primary}.{attr}", path)
             if sub is not None:
@@ -189,7 +191,7 @@ class PythonIndex:
         sub = self.resolve_module(f"{absname}.{attr}" if absname else attr, path)
         return ("module", sub) if sub else None
 
-    def _binding_target(self, path: str, scope: int, binding: Binding, depth: int) -> Target | None:
+    def binding_target(self, path: str, scope: int, binding: Binding, depth: int) -> Target | None:
         kind = binding[0]
         if kind == "def":
             return ("def", def_id(path, str(binding[1])))
@@ -203,22 +205,7 @@ class PythonIndex:
                 return None
             if kind == "instance" and self.is_class(target[1]):
                 return ("instance", target[1])
-            return self.returned(target[1], element=kind == "element", depth=depth + 1)
-        return None
-
-    def returned(self, function_id: str, *, element: bool, depth: int) -> Target | None:
-        """An instance of the class a function's return annotation names (or, with *element*, the
-        element class of an annotated iterator / iterable / sequence return)."""
-        found = self.def_fact(function_id)
-        if found is None or found[1].kind != "function" or depth > _MAX_DEPTH:
-            return None
-        entry, fact = found
-        chain = fact.returns_element if element else fact.returns
-        if chain is None:
-            return None
-        target, consumed = self.resolve_chain(entry.path, fact.parent_scope, chain, depth + 1)
-        if target and consumed == len(chain) and target[0] == "def" and self.is_class(target[1]):
-            return ("instance", target[1])
+            return returned(self, target[1], element=kind == "element", depth=depth + 1)
         return None
 
     def lookup_name(self, path: str, scope_index: int, name: str, depth: int = 0) -> Target | None:
@@ -234,7 +221,7 @@ class PythonIndex:
                 return ("instance", def_id(path, scopes[scope.class_scope].owner))
             binding = scope.bindings.get(name)
             if binding is not None:
-                return self._binding_target(path, index, binding, depth + 1)
+                return self.binding_target(path, index, binding, depth + 1)
             first = False
             index = scope.parent
         if self.files[path].has_star:
@@ -249,7 +236,7 @@ class PythonIndex:
                 return None
             if self.is_class(ident):
                 return ("instance", ident)
-            return self.returned(ident, element=False, depth=depth + 1)
+            return returned(self, ident, element=False, depth=depth + 1)
         if kind == "module":
             return self.module_attr(ident, attr, depth + 1)
         if kind == "super":
@@ -322,9 +309,8 @@ class PythonIndex:
         if member is not None:
             return ("def", def_id(entry.path, member.qualname))
         typed = fact.attrs.get(attr)
-        if typed is not None and len(seen) < _MAX_DEPTH:
-            binding, scope = typed
-            found_attr = self._binding_target(entry.path, scope, binding, len(seen) + 1)
+        if typed is not None:
+            found_attr = typed_attr(self, class_id, attr, entry.path, typed)
             if found_attr is not None:
                 return found_attr
         for base in self.bases(class_id):
