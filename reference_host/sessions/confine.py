@@ -12,19 +12,19 @@ What this cannot do — a read-only filesystem, no network — stays declared, n
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import errno
 import os
 import resource
-import shutil
-import signal
-import subprocess
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing (and signal, enum) would slow every launch
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1
+SIGKILL = 9  # Linux (the only platform where the parent-death signal is set)
 CPU_SECONDS = 3600  # per provider process (a warm session serves many requests)
 ENFORCED = (
     "enforced by the OS: address space (memoryMb), open files (fd), CPU time "
@@ -58,7 +58,11 @@ async def launch(
 ) -> Any:
     """Start *argv* confined, with pipes, in its own session; OSError when it cannot start (a
     missing program is checked here, since the shim itself would start)."""
-    import anyio  # here, not at the top: the script runs without site-packages
+    # Imported here, not at the top: the script runs without site-packages, and starts faster.
+    import shutil
+    import subprocess
+
+    import anyio
 
     if shutil.which(argv[0]) is None:
         raise FileNotFoundError(errno.ENOENT, f"{argv[0]!r} not found")
@@ -85,32 +89,38 @@ def _die_with_parent(parent: int) -> None:
     if not sys.platform.startswith("linux"):
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+    if libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     if os.getppid() != parent:
         os._exit(70)
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="confine")
-    parser.add_argument("--as-mb", type=int, required=True)
-    parser.add_argument("--nofile", type=int, required=True)
-    parser.add_argument("--cpu-s", type=int, required=True)
-    parser.add_argument("--parent", type=int, required=True)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("no command")
-    _limit(resource.RLIMIT_AS, args.as_mb * 1024 * 1024)
-    _limit(resource.RLIMIT_NOFILE, args.nofile)
-    _limit(resource.RLIMIT_CPU, args.cpu_s)
-    _die_with_parent(args.parent)
+    """`--as-mb N --nofile N --cpu-s N --parent PID -- ARGV...` (parsed by hand: no argparse, so
+    the shim adds as little as possible to every provider launch)."""
+    options: dict[str, int] = {}
+    rest = list(argv)
+    while rest and rest[0] != "--":
+        if len(rest) < 2 or rest[0] not in ("--as-mb", "--nofile", "--cpu-s", "--parent"):
+            _fail(f"bad arguments {rest[:2]!r}", 64)
+        options[rest[0]] = int(rest[1])
+        rest = rest[2:]
+    command = rest[1:]
+    if len(options) != 4 or not command:
+        _fail("usage: confine.py --as-mb N --nofile N --cpu-s N --parent PID -- ARGV...", 64)
+    _limit(resource.RLIMIT_AS, options["--as-mb"] * 1024 * 1024)
+    _limit(resource.RLIMIT_NOFILE, options["--nofile"])
+    _limit(resource.RLIMIT_CPU, options["--cpu-s"])
+    _die_with_parent(options["--parent"])
     try:
         os.execvp(command[0], command)
     except OSError as exc:
-        print(f"confine: cannot run {command[0]!r}: {exc.strerror}", file=sys.stderr)
-        os._exit(127)
+        _fail(f"cannot run {command[0]!r}: {exc.strerror}", 127)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"confine: {message}\n")
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@ direct-write-risk → deny), and what status says is only declared (filesystem, 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,3 +67,31 @@ def test_status_says_what_the_grant_enforces_and_what_it_only_declares(pool: Hos
     assert "read-only filesystem, no network" in server["detail"]
     authority = hut.call("host/authority/status", {})
     assert all(p["authorityEvidence"]["isolation"] == "advisory" for p in authority["providers"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_confined_process_dies_with_its_parent() -> None:
+    """The launch shim asks the kernel to kill the provider when its parent (the host) dies."""
+    script = (
+        "import subprocess; from reference_host.sessions.confine import confined_argv; "
+        "p = subprocess.Popen(confined_argv(['sleep', '120'], {'memoryMb': 1024, 'fd': 256})); "
+        "print(p.pid, flush=True)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    pid = int(done.stdout)
+    deadline = (
+        time.monotonic() + 20
+    )  # SIGKILL delivery is asynchronous: a bounded wait, not a timing
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _running(pid), "the confined child outlived its parent"
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
