@@ -1,4 +1,4 @@
-"""Canonical JSON and the digests built on it (DESIGN §3): one place, so every digest agrees."""
+"""Canonical JSON and the digests built on it (docs/architecture.md#wire-and-digests): one place, so every digest agrees."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def policy_digest(policy: Any) -> str:
 
 
 def config_digest(provider_id: str, capability_version: str, configuration: Any) -> str:
-    """Identity of a provider's effective settings (PROTOCOL §5.3), shared by host and providers."""
+    """Identity of a provider's effective settings (docs/architecture.md#protocol-map), shared by host and providers."""
     return digest(
         {
             "provider": provider_id,

@@ -1,4 +1,4 @@
-"""The ASP error registry (PROTOCOL §2.3) and the typed exceptions both sides of the wire raise."""
+"""The ASP error registry (docs/architecture.md#protocol-map) and the typed exceptions both sides of the wire raise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read-grant path globs (PROTOCOL §6.4), one matcher for the host that enforces and the provider that obeys.
+"""Read-grant path globs (docs/architecture.md#protocol-map), one matcher for the host that enforces and the provider that obeys.
 
 `**` spans directories, `*`/`?` stay in one segment, `!` excludes.
 """

@@ -1,4 +1,4 @@
-"""Host-owned field names (PROTOCOL §7): the one list both the host's validator and tests use."""
+"""Host-owned field names (docs/architecture.md#protocol-map): the one list both the host's validator and tests use."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Honour the active repository policy's `adapters.mcp` block (DESIGN §5), read via `host/policy`.
+"""Honour the active repository policy's `adapters.mcp` block (docs/architecture.md#bridge-decisions), read via `host/policy`.
 
 One gate per host client (`BridgeRuntime.policy`) serves the ordinary tools (in the one forwarding
 path, per host method) and the extension alike, with or without the extension installed.

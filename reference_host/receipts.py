@@ -1,4 +1,4 @@
-"""Host-authored audit receipts: every outer result carries one (PROTOCOL §4.3)."""
+"""Host-authored audit receipts: every outer result carries one (docs/architecture.md#protocol-map)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The namespaced experimental MCP extension `dev.asp-mcp-bridge/asp-outer-seam` (DESIGN §5).
+"""The namespaced experimental MCP extension `dev.asp-mcp-bridge/asp-outer-seam` (docs/architecture.md#bridge-decisions).
 
 Custom methods `asp/host/*` forward their params to the host unchanged — call-site included,
 `gate` included — and answer the label envelope (binding `mcp-extension`, verbatim `hostResult`,

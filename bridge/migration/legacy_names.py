@@ -1,7 +1,7 @@
 """Every legacy ASP name (roles, `sense/*`/`judge/*`/`act/*` methods, the old tools `crg`/`rox`/`cix`)
 mapped to its canonical capability family and verb, so a migration check can ask the host about it.
 
-The table follows PROTOCOL §0, §6.3-§6.9 and §13. Tool surfaces are named loosely by the protocol;
+The table follows the ASP definition's legacy-name and method sections (docs/architecture.md#protocol-map). Tool surfaces are named loosely by the protocol;
 their verb mapping is our reading of those names and is marked `inferred` in the data.
 """
 

@@ -48,7 +48,7 @@ def _baseline_key(value: Any) -> tuple[Any, Any]:
 
 
 def expected_config_digest(provider_id: str, capability_version: str, configuration: Any) -> str:
-    """What the provider must report: omitted configuration means `{}` (PROTOCOL §5.3)."""
+    """What the provider must report: omitted configuration means `{}` (docs/architecture.md#protocol-map)."""
     return config_digest(
         provider_id, capability_version, configuration if configuration is not None else {}
     )

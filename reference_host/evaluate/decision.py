@@ -1,4 +1,4 @@
-"""The decision algorithm (PROTOCOL §9 with DESIGN §4's mapping) — the one place it lives.
+"""The decision algorithm (docs/architecture.md#the-decision) — the one place it lives.
 
 - `deny` only for `blocking-diagnostic` (an authorized error-severity finding from required
   coverage; it is also a degraded entry and makes `exhaustive` false), `direct-write-risk` and

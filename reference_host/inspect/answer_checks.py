@@ -1,4 +1,4 @@
-"""Host-side checks of an inspect provider's answer before it reaches a harness (PROTOCOL §5.9, §6.9, §8).
+"""Host-side checks of an inspect provider's answer before it reaches a harness (docs/architecture.md#protocol-map).
 
 The answer must have the graph (or impact) envelope shape, carry no host-owned field at any depth,
 be `validAsOf` the baseline the host asked for, and name only blobs of that baseline or the

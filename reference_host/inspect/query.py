@@ -1,4 +1,4 @@
-"""`host/queryInspect`: read-only inspect through the enrolled inspect providers (PROTOCOL §3.5, §6.9).
+"""`host/queryInspect`: read-only inspect through the enrolled inspect providers (docs/architecture.md#protocol-map).
 
 `request = {verb, ...}` is mapped to the provider's `sense/<verb>` params (`inspect/<verb>` when the
 provider lists it), answered as of the effective baseline — the request's `baseline` when it is the

@@ -70,7 +70,7 @@ def _string_set(params: dict[str, Any], key: str) -> list[str] | None:
 
 
 def parse_evaluate(params: Any, *, protocol_version: str) -> EvaluateRequest:
-    """Validate check/evaluate params; `callSite` is accepted only from an asp/0.1 host (DESIGN §4)."""
+    """Validate check/evaluate params; `callSite` is accepted only from an asp/0.1 host (docs/architecture.md#policy-and-authority)."""
     if not isinstance(params, dict):
         raise _invalid("check/evaluate params must be an object")
     allowed = EVALUATE_KEYS | (

@@ -1,4 +1,4 @@
-"""Provider-side client of the host callbacks (`workspace/listTree`, `workspace/readBlob`, PROTOCOL §6.6).
+"""Provider-side client of the host callbacks (`workspace/listTree`, `workspace/readBlob`, docs/architecture.md#protocol-map).
 
 Every byte a provider analyses arrives through these calls, never from the filesystem. Each call is
 scoped to one request and records the blobs the host actually served, verified against their

@@ -1,4 +1,4 @@
-"""Strict request `configuration` validation and normalization (PROTOCOL §5.3, CORE-CHECK-CONFIGURATION).
+"""Strict request `configuration` validation and normalization (docs/architecture.md#protocol-map, CORE-CHECK-CONFIGURATION).
 
 A provider declares its settings as a small closed schema. Validation rejects unknown keys, wrong
 types and explicit `null` with -32602 (failClass input). Normalization drops every setting equal to

@@ -1,4 +1,4 @@
-"""`asp-python-inspect`: the built-in Python inspect provider (PROTOCOL §5.9, §6.9).
+"""`asp-python-inspect`: the built-in Python inspect provider (docs/architecture.md#protocol-map).
 
 Answers `sense/symbols|references|callers|callees|impact` (and the `inspect/<verb>` aliases) in
 the graph envelope of sense-graph.schema.json, as of the effective baseline (the session's, or

@@ -1,4 +1,4 @@
-"""The provider side of the ASP inner seam (PROTOCOL §6), shared by every built-in provider process.
+"""The provider side of the ASP inner seam (docs/architecture.md#protocol-map), shared by every built-in provider process.
 
 One `ProviderRuntime` owns a JSON-RPC stdio session: exact `initialize` version negotiation, the
 `initialized` grant, the lifecycle gate in front of every capability method (-32010

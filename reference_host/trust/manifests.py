@@ -1,7 +1,7 @@
 """Provider manifests from the trusted environment only, and the pin check that grants authority.
 
 Launch data comes from `DIR/<provider-id>/asp-server.json` in the trusted dir or from the built-in
-manifests of the providers this package ships (DESIGN §4). A manifest is metadata: it never grants
+manifests of the providers this package ships (docs/architecture.md#policy-and-authority). A manifest is metadata: it never grants
 authority by itself; only a policy pin matching it on every axis does.
 """
 
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST_NAME = "asp-server.json"
 NOT_CLAIMED = "not_claimed"
-# Fields a host must refuse even if a future schema let them through (PROTOCOL §14).
+# Fields a host must refuse even if a future schema let them through (docs/architecture.md#protocol-map).
 HOST_REJECTED_FIELDS = frozenset(
     {
         "trusted",
@@ -314,7 +314,7 @@ class PinCheck:
 
 
 def check_pin(pin: PinnedProvider, installed: InstalledProvider | None) -> PinCheck:
-    """Authority only when id, version, identity, integrity and conformance all match (DESIGN §4)."""
+    """Authority only when id, version, identity, integrity and conformance all match (docs/architecture.md#policy-and-authority)."""
     if installed is None or installed.manifest is None:
         return PinCheck(False, pin.identity, "no trusted manifest", NOT_CLAIMED, ("manifest",))
     manifest = installed.manifest

@@ -1,6 +1,6 @@
 """Repository policy: `.asp/asp.json` from the baseline tree, validated, or the built-in default.
 
-The policy is read from the committed baseline, never from the candidate (DESIGN §4). A policy
+The policy is read from the committed baseline, never from the candidate (docs/architecture.md#policy-and-authority). A policy
 with unknown or forbidden keys (`command`, `host`, `launch`, ...) is `rejected`: the host reports
 it and fails closed instead of guessing or crashing.
 """

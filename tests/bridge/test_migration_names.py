@@ -13,7 +13,7 @@ from bridge.migration.legacy_names import (
     map_names,
 )
 
-# (name, kind, family, verb, canonical, outer method) — PROTOCOL §0, §6.3, §6.5, §6.7-§6.9, §13.
+# (name, kind, family, verb, canonical, outer method) — the ASP definition's legacy names (docs/architecture.md#protocol-map).
 PROTOCOL_LEGACY = [
     ("sense", "legacy-role", "inspect", None, "inspect", "host/queryInspect"),
     ("judge", "legacy-role", "check", None, "check", "host/evaluateChangeset"),

@@ -115,7 +115,7 @@ def test_core_host_status(pool: HostPool) -> None:
 
 
 def test_core_host_status_outside_git(tmp_path: Path) -> None:
-    """Outside git the baseline is `tree:` + digest of the sorted [path, blobId] list (DESIGN §3)."""
+    """Outside git the baseline is `tree:` + digest of the sorted [path, blobId] list (docs/architecture.md#wire-and-digests)."""
     write_files(tmp_path, {"a/x.py": "x = 1\n", "b.txt": "b\n"})
     host = HostProcess(tmp_path).start()
     try:

@@ -397,7 +397,7 @@ async def test_core_server_valid_results() -> None:
     assert {d["severity"] for d in finding.assessment["diagnostics"]} == {"error", "warning"}
     assert unknown in json.dumps(partial.assessment["coverage"]["degraded"])
     assert resolved.assessment["coverage"]["unsupported"] and resolved.served == set()
-    # cancellation: this provider answers on the error channel (PROTOCOL §6.5 allows -32016
+    # cancellation: this provider answers on the error channel (the inner seam allows -32016
     # instead of a `cancelled` Assessment) and propagates the cancel to its own callback
     assert (cancelled.code, cancelled.fail_class, cancelled.retryable) == (-32016, "health", True)
     assert_valid(cancelled.to_wire(), "error.schema.json")

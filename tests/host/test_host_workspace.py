@@ -1,4 +1,4 @@
-"""Baselines, blob ids and blob resolution (DESIGN §3), read-only, on real git repositories."""
+"""Baselines, blob ids and blob resolution (docs/architecture.md#wire-and-digests), read-only, on real git repositories."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ class HostUnderTest:
         return result
 
     def baseline(self) -> dict[str, str]:
-        """The host-issued committed snapshot `{rev}` (changes relative to HEAD, DESIGN §3)."""
+        """The host-issued committed snapshot `{rev}` (changes relative to HEAD, docs/architecture.md#wire-and-digests)."""
         if self._rev is None:
             self._rev = self.status()["workspace"]["baseline"]["rev"]
         return {"rev": self._rev}
