@@ -16,6 +16,7 @@ import pytest
 from reference_host.providers.fake import PLANTED
 from reference_host.sessions.confine import DECLARED, ENFORCED
 from tests.support.host_checks import check_status
+from tests.support.host_harness import running
 from tests.support.host_pool import HostPool, HostUnderTest
 from tests.support.host_scenarios import one_provider
 
@@ -84,14 +85,6 @@ def test_a_confined_process_dies_with_its_parent() -> None:
     deadline = (
         time.monotonic() + 20
     )  # SIGKILL delivery is asynchronous: a bounded wait, not a timing
-    while _running(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _running(pid), "the confined child outlived its parent"
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
+    assert not running(pid), "the confined child outlived its parent"

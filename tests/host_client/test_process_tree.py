@@ -13,27 +13,19 @@ import pytest
 
 from host_client import HostClient, HostClientSettings
 from tests.support.gitrepo import write_files
+from tests.support.host_harness import running
 from tests.support.host_scenarios import one_provider, prepare
 from tests.support.mcp_helpers import settings_for
 
 pytestmark = pytest.mark.anyio
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for its parent is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 async def _gone(*pids: int) -> bool:
     """SIGKILL is delivered asynchronously: wait (bounded) until none of *pids* runs any more."""
     with anyio.move_on_after(10):
-        while any(_alive(p) for p in pids):
+        while any(running(p) for p in pids):
             await anyio.sleep(0.02)
-    return not any(_alive(p) for p in pids)
+    return not any(running(p) for p in pids)
 
 
 async def _pids(pid_file: Path) -> list[int]:
@@ -66,7 +58,7 @@ async def test_a_providers_stubborn_child_ends_with_the_bridge(tmp_path: Path) -
         params = {"callSite": "interactive", "changeset": working["changeset"]}
         await client.call("host/evaluateChangeset", params)
         provider, child = await _pids(pid_file)
-        assert _alive(provider) and _alive(child)
+        assert running(provider) and running(child)
     assert await _gone(provider, child)
 
 

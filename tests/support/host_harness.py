@@ -299,3 +299,12 @@ def processes_with_arg(token: str, exclude: Sequence[int] = ()) -> list[int]:
         if token.encode() in argv and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def running(pid: int) -> bool:
+    """*pid* is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
