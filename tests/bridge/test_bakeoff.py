@@ -14,7 +14,7 @@ from bridge.ext.bakeoff.compare import compare
 from bridge.ext.bakeoff.plan import DEFAULT_HOST, BindingRun, Step
 from bridge.ext.bakeoff.report import CaseResult, build_report, render_markdown
 from bridge.ext.bakeoff.runner import run_bakeoff
-from bridge.ext.bakeoff.spec import MUST_HOLD, PROPERTIES
+from bridge.ext.bakeoff.spec import MUST_HOLD, PROPERTIES, RESULT_PROPERTIES
 from tests.support.definitions import assert_valid
 
 ADR_0025_CASES = {
@@ -69,16 +69,7 @@ async def test_bakeoff_on_the_reference_host(tmp_path: Path) -> None:
         assert case["properties"]["gate-unsatisfiable"]["verdict"] == "held"
 
     evaluate = by_case["deny"]["properties"]
-    for prop in (
-        "decision",
-        "call-site",
-        "request-identity",
-        "freshness",
-        "coverage",
-        "authority",
-        "assurance",
-        "receipt-kind",
-    ):
+    for prop in RESULT_PROPERTIES:
         assert evaluate[prop]["verdict"] == "held", prop
     assert evaluate["decision"]["native"] == evaluate["decision"]["mcp"] == "deny"
     assert evaluate["call-site"]["mcp"] == "gate"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bridge.ext.bakeoff.spec import (
     DEFAULT_FILES,
+    RESULT_PROPERTIES,
     Case,
     Expectation,
     ProviderSpec,
@@ -20,17 +21,7 @@ EDIT_PLAN = "host/requestEditPlan"
 APPLY = "host/applyProposal"
 
 # What every evaluate case is judged on.
-EVALUATE_PROPERTIES: tuple[str, ...] = (
-    "decision",
-    "call-site",
-    "request-identity",
-    "freshness",
-    "coverage",
-    "authority",
-    "assurance",
-    "receipt-kind",
-    "gate-unsatisfiable",
-)
+EVALUATE_PROPERTIES: tuple[str, ...] = (*RESULT_PROPERTIES, "gate-unsatisfiable")
 
 
 def _single(

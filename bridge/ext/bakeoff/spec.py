@@ -22,8 +22,8 @@ FAKE_PROVIDER_MODULE = "reference_host.providers.fake"
 BAKEOFF_PUBLISHER = "asp-mcp-bridge-bakeoff"
 BAKEOFF_CONFORMANCE = "core-check-provider"
 
-# The properties ADR 0025 asks the extension to preserve, plus the two the bridge guarantees itself.
-PROPERTIES: tuple[str, ...] = (
+# The properties of a host result both bindings must carry over unchanged.
+RESULT_PROPERTIES: tuple[str, ...] = (
     "decision",
     "call-site",
     "request-identity",
@@ -32,6 +32,10 @@ PROPERTIES: tuple[str, ...] = (
     "authority",
     "assurance",
     "receipt-kind",
+)
+# The properties ADR 0025 asks the extension to preserve, plus the two the bridge guarantees itself.
+PROPERTIES: tuple[str, ...] = (
+    *RESULT_PROPERTIES,
     "cancellation",
     "fast-path-blocked",
     "gate-unsatisfiable",
