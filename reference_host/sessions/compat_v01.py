@@ -58,6 +58,7 @@ CAPABILITY_KEYS = frozenset(
     }
 )
 MAPPED_EVIDENCE_ID = "host:asp-0.1-profile"
+POINT_KEYS = ("line", "column", "endLine", "endColumn", "position")
 UNVERIFIABLE_CONFIG = (
     "configuration identity not verifiable for an asp/0.1 provider: its configDigest follows no "
     "shared algorithm, so the host holds it as opaque evidence that must stay stable per session"
@@ -225,12 +226,17 @@ class LegacyProfile:
         converted = dropped = 0
         for diagnostic in diagnostics:
             location = diagnostic.get("location") if isinstance(diagnostic, dict) else None
-            if not isinstance(location, dict) or "range" not in location:
+            if not isinstance(location, dict):
+                continue
+            loose = [key for key in POINT_KEYS if key in location]
+            for key in loose:  # a position beside the path, not a range: no end to convert
+                del location[key]
+            dropped += bool(loose)
+            if "range" not in location:
                 continue
             span = location["range"]
             start = _position(span.get("start")) if isinstance(span, dict) else None
-            end_raw = span.get("end", span.get("start")) if isinstance(span, dict) else None
-            end = _position(end_raw)
+            end = _position(span.get("end")) if isinstance(span, dict) else None
             if start is None or end is None:
                 del location["range"]
                 dropped += 1
@@ -241,7 +247,7 @@ class LegacyProfile:
         if converted:
             notes.append(f"{converted} 1-based position range(s) converted to zero-based")
         if dropped:
-            notes.append(f"{dropped} range(s) without usable positions dropped (path kept)")
+            notes.append(f"{dropped} position(s) without a usable range dropped (path kept)")
 
     @staticmethod
     def _map_evidence(mapped: dict[str, Any], notes: list[str]) -> None:

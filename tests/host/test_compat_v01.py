@@ -116,13 +116,21 @@ def test_positions_are_converted_or_dropped_never_guessed() -> None:
         "path": "src/a.ts",
         "range": {"start": {"line": 3, "column": 5}, "end": {"line": 3, "column": 9}},
     }
-    location_bad = {"path": "src/b.ts", "range": {"start": {"line": 0, "column": 0}}}
+    location_bad = {
+        "path": "src/b.ts",
+        "range": {"start": {"line": 0, "column": 0}, "end": {"line": 1, "column": 1}},
+    }
+    no_end = {"path": "src/c.ts", "range": {"start": {"line": 2, "column": 2}}}
+    point = {"path": "src/d.ts", "line": 4, "column": 2}
     diagnostics = [
-        {**_assessment()["diagnostics"][0], "location": location_ok},
-        {**_assessment()["diagnostics"][0], "location": location_bad},
+        {**_assessment()["diagnostics"][0], "location": location}
+        for location in (location_ok, location_bad, no_end, point)
     ]
     mapped, notes = LegacyProfile().map_assessment(_assessment(diagnostics=diagnostics))
-    first, second = mapped["diagnostics"]
+    first, second, third, fourth = mapped["diagnostics"]
+    assert third["location"] == {"path": "src/c.ts"}, "a missing end is not invented"
+    assert fourth["location"] == {"path": "src/d.ts"}
+    Assessment.model_validate(mapped)
     assert first["location"]["range"] == {
         "start": {"line": 2, "char": 4},
         "end": {"line": 2, "char": 8},
