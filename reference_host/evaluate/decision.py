@@ -15,12 +15,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from asp_protocol.vocabulary import DENY_REASONS, CallSite, Decision
 from reference_host.coverage import degradation
-
-Role = Literal["required", "optional"]
+from reference_host.trust.policy import RequirementRole
 
 
 @dataclass
@@ -29,7 +28,7 @@ class ProviderRun:
 
     provider_id: str
     requirement_id: str
-    role: Role
+    role: RequirementRole
     completed: bool = False
     authorized: bool = False
     health_failure: bool = False

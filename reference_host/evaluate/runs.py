@@ -21,10 +21,10 @@ from reference_host.evaluate.decision import ProviderRun
 from reference_host.evaluate.params import EvaluateRequest
 from reference_host.evaluate.path_coverage import covered_paths
 from reference_host.sessions.session import SessionFailure
-from reference_host.trust.policy import EffectivePolicy, PinnedProvider
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider, RequirementRole
 from reference_host.workspace import WorkTreeState
 
-Wanted = list[tuple[str, PinnedProvider, str]]  # (requirement id, pin, role)
+Wanted = list[tuple[str, PinnedProvider, RequirementRole]]  # (requirement id, pin, role)
 
 
 @dataclass
@@ -207,7 +207,7 @@ class ProviderRuns:
         runs = []
         for requirement_id, pin, role in wanted:
             check, evidence = ctx.authority(pin, requirement_id, policy, self.request.call_site)
-            run = ProviderRun(provider_id, requirement_id, role)  # type: ignore[arg-type]
+            run = ProviderRun(provider_id, requirement_id, role)
             if invocation.initialized:
                 run.authority = evidence
                 run.provenance = ctx.provenance(provider_id, "check", check)
@@ -258,27 +258,22 @@ class ProviderRuns:
         deadline = anyio.current_time() + budget / 1000
         plan: dict[str, Wanted] = {}
         runs: list[ProviderRun] = []
-        for role, ids in (
-            ("required", policy.required_ids(site)),
-            ("optional", policy.optional_ids(site)),
-        ):
-            for requirement_id in ids:
-                requirement = policy.requirement(requirement_id)
-                assert requirement is not None
-                if "check" not in requirement.capabilities:
-                    run = ProviderRun(requirement_id, requirement_id, role)  # type: ignore[arg-type]
-                    run.degraded.append(
-                        degradation(
-                            requirement_id,
-                            "unsupported",
-                            "evaluation covers check requirements only",
-                            requirement=requirement_id,
-                        )
+        for role, requirement in policy.requirements_at(site):
+            requirement_id = requirement.id
+            if "check" not in requirement.capabilities:
+                run = ProviderRun(requirement_id, requirement_id, role)
+                run.degraded.append(
+                    degradation(
+                        requirement_id,
+                        "unsupported",
+                        "evaluation covers check requirements only",
+                        requirement=requirement_id,
                     )
-                    runs.append(run)
-                    continue
-                for pin in requirement.authority.providers:
-                    plan.setdefault(pin.id, []).append((requirement_id, pin, role))
+                )
+                runs.append(run)
+                continue
+            for pin in requirement.authority.providers:
+                plan.setdefault(pin.id, []).append((requirement_id, pin, role))
         results: dict[str, Invocation] = {}
 
         async def one(provider_id: str) -> None:

@@ -43,18 +43,14 @@ def inspect_targets(
     """Pinned providers of the policy's inspect requirements, else advisory trusted inspect providers."""
     targets: list[Target] = []
     required: list[str] = []
-    for role, ids in (
-        ("required", policy.required_ids(call_site)),
-        ("optional", policy.optional_ids(call_site)),
-    ):
-        for requirement_id in ids:
-            requirement = policy.requirement(requirement_id)
-            if requirement is None or "inspect" not in requirement.capabilities:
-                continue
-            if role == "required":
-                required.append(requirement_id)
-            for pin in requirement.authority.providers:
-                targets.append(Target(pin.id, requirement_id, role, pin, requirement_id))
+    for role, requirement in policy.requirements_at(call_site):
+        requirement_id = requirement.id
+        if "inspect" not in requirement.capabilities:
+            continue
+        if role == "required":
+            required.append(requirement_id)
+        for pin in requirement.authority.providers:
+            targets.append(Target(pin.id, requirement_id, role, pin, requirement_id))
     if not targets and not required:
         for provider_id, installed in sorted(ctx.providers.items()):
             if installed.manifest is not None and "inspect" in installed.manifest.capabilities:

@@ -8,7 +8,7 @@ it and fails closed instead of guessing or crashing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field, ValidationError
 
@@ -21,6 +21,7 @@ from reference_host.providers import PROVIDER_VERSION, PUBLISHER, PYTHON_CHECK, 
 
 POLICY_PATH = ".asp/asp.json"
 POLICY_DIR = ".asp/"
+RequirementRole = Literal["required", "optional"]
 DEFAULT_SOURCE = "built-in-default"
 DEFAULT_REQUIREMENT = "python-check"
 DEFAULT_BUDGETS_MS: dict[str, int] = {"interactive": 10000, "gate": 30000, "sweep": 300000}
@@ -127,6 +128,19 @@ class EffectivePolicy:
             return []
         required = set(gate.required_requirements)
         return [r for r in gate.optional_requirements if r not in required]
+
+    def requirements_at(self, call_site: CallSite) -> list[tuple[RequirementRole, Requirement]]:
+        """The requirements in force at *call_site* with their role, required ones first."""
+        out: list[tuple[RequirementRole, Requirement]] = []
+        for role, ids in (
+            ("required", self.required_ids(call_site)),
+            ("optional", self.optional_ids(call_site)),
+        ):
+            for requirement_id in ids:
+                requirement = self.requirement(requirement_id)
+                if requirement is not None:
+                    out.append((cast(RequirementRole, role), requirement))
+        return out
 
     def budget_ms(self, call_site: CallSite) -> int:
         """The per-call budget: policy `budgets.<callSite>Ms`, else the host default."""
