@@ -52,8 +52,10 @@ from tests.support.definitions import (
 from tests.support.host_checks import named_test_for, requirement_ids
 from tests.support.provider_host import (
     LIMITS,
+    NOT_INITIALIZED,
     READ_ONLY_GRANT,
     ProviderHost,
+    error_axes,
     provider_host,
     wait_exit,
 )
@@ -241,12 +243,7 @@ async def test_core_server_preinitialized() -> None:
             with pytest.raises(AspError) as gated:
                 await host.evaluate(params_for(changeset))
             error = gated.value
-            assert (error.code, error.message, error.fail_class, error.retryable) == (
-                -32010,
-                "provider-not-initialized",
-                "health",
-                True,
-            ), step
+            assert error_axes(error) == NOT_INITIALIZED, step
             assert_valid(error.to_wire(), "error.schema.json")
         assert host.reads == [] and host.tree_calls == []
         await host.initialized()

@@ -13,7 +13,13 @@ from asp_protocol.errors import AspError
 from asp_protocol.grants import ReadGrant
 from reference_host.providers.configuration import Setting, resolve_configuration
 from tests.support.definitions import assert_valid
-from tests.support.provider_host import provider_host, wait_exit, wait_sent
+from tests.support.provider_host import (
+    NOT_INITIALIZED,
+    error_axes,
+    provider_host,
+    wait_exit,
+    wait_sent,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -46,13 +52,7 @@ async def test_capability_before_initialized_is_provider_not_initialized() -> No
                 await host.initialize()
             with pytest.raises(AspError) as gated:
                 await host.evaluate(evaluate_params(host.changeset({"src/app.py": "x = 2\n"})))
-            error = gated.value
-            assert (error.code, error.message, error.fail_class, error.retryable) == (
-                -32010,
-                "provider-not-initialized",
-                "health",
-                True,
-            )
+            assert error_axes(gated.value) == NOT_INITIALIZED
         assert host.reads == []
         await host.initialized()
         assessment = await host.evaluate(evaluate_params(host.changeset({"src/app.py": "x = 2\n"})))

@@ -249,3 +249,13 @@ async def wait_sent(host: ProviderHost, method: str, timeout: float = 10) -> Any
                 if sent_method == method and request_id is not None:
                     return request_id
             await anyio.sleep(0.01)
+
+
+# The error a provider answers `check/evaluate` with before `initialized`: (code, message, failClass,
+# retryable), as `error_axes` reads them.
+NOT_INITIALIZED = (-32010, "provider-not-initialized", "health", True)
+
+
+def error_axes(error: AspError) -> tuple[int, str, str, bool | None]:
+    """The four axes of an ASP error a test compares at once."""
+    return (error.code, error.message, error.fail_class, error.retryable)
