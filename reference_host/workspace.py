@@ -100,11 +100,17 @@ class Workspace:
             reason = exc.reason
         if top is not None and top.ok:
             path = Path(os.fsdecode(top.stdout.rstrip(b"\n")))
-            if self.requested_root.is_relative_to(path.resolve()):
+            # a work tree moved by the repository's own config (core.worktree) holds no .git
+            if self.requested_root.is_relative_to(path.resolve()) and os.path.lexists(
+                path / ".git"
+            ):
                 self.mode, self.unusable, self.root = "git", None, path
             else:
                 self.mode, self.root = "unusable", self.requested_root
-                self.unusable = f"the repository's work tree ({shown(str(path))}) does not contain the workspace root"
+                self.unusable = (
+                    f"the repository's work tree is {shown(str(path))} (core.worktree?), "
+                    "not the directory holding .git"
+                )
         else:
             if top is not None:
                 reason = top.reason()

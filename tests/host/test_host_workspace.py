@@ -121,3 +121,19 @@ def test_path_validation_rejects(bad: str) -> None:
 def test_path_validation_accepts_normal_paths() -> None:
     assert validate_path("src/pkg/mod.py") == "src/pkg/mod.py"
     assert validate_path(".asp/asp.json") == ".asp/asp.json"
+
+
+@pytest.mark.parametrize("case", ["corrupt", "bare", "worktree-elsewhere"])
+def test_a_repository_git_cannot_use_is_unusable_never_plain(tmp_path: Path, case: str) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    if case == "corrupt":
+        (repo / ".git" / "HEAD").write_text("garbage\n")
+    elif case == "bare":
+        repo = tmp_path / "bare.git"
+        git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "r"), str(repo))
+    else:
+        git(repo, "config", "core.worktree", str(tmp_path))  # the repository points elsewhere
+    workspace = Workspace(repo)
+    state = workspace.state()
+    assert workspace.mode == "unusable" and state.unusable, state
+    assert state.vcs and state.differing == {} and state.rev == "unavailable:git"
