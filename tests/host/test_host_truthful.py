@@ -16,6 +16,7 @@ import pytest
 
 from asp_protocol.canonical import blob_id
 from asp_protocol.errors import AspError
+from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, write_files
 from tests.support.host_checks import check_envelope, check_status
 from tests.support.host_harness import HostProcess
@@ -66,6 +67,17 @@ def _assert_unusable_everywhere(host: HostProcess, needle: str) -> None:
         assert result["decision"] == "indeterminate", site
         [entry, *_] = [d for d in result["coverage"]["degraded"] if d["reason"] == "unavailable"]
         assert needle in entry["detail"] and entry["source"] == "git"
+    inspect = host.call(
+        "host/queryInspect",
+        {"callSite": "interactive", "request": {"verb": "symbols", "path": "a.py"}},
+        timeout=60,
+    )
+    assert_valid(inspect, "outer-host.schema.json#/$defs/queryInspectResult")
+    assert inspect["coverage"]["exhaustive"] is False
+    assert any(
+        d["reason"] == "unavailable" and needle in d["detail"]
+        for d in inspect["coverage"]["degraded"]
+    ), inspect["coverage"]
 
 
 def test_outside_version_control_there_is_no_working_changeset(tmp_path: Path) -> None:
