@@ -43,21 +43,17 @@ from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.python_rules import (
     ALL_RULES,
     CONFIGURATION,
+    PYTHON_GLOBS,
     SOURCE,
     TOO_MANY_PARAMETERS,
     AnalysisFailed,
     FindingsCache,
     bind,
+    is_python,
 )
 from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
 
-PYTHON_SUFFIXES = (".py", ".pyi")
-PYTHON_GLOBS = ["**/*.py", "**/*.pyi"]
 READ_BATCH = 64
-
-
-def is_python(path: str) -> bool:
-    return path.endswith(PYTHON_SUFFIXES)
 
 
 @dataclass

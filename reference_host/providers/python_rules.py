@@ -33,6 +33,15 @@ SOURCE = "python"
 COMPILE_NAME = "<asp-python-check>"
 
 
+PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_GLOBS = ["**/*.py", "**/*.pyi"]
+
+
+def is_python(path: str) -> bool:
+    """A path the Python rules analyse (sources and stubs)."""
+    return path.endswith(PYTHON_SUFFIXES)
+
+
 def _kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
 
