@@ -149,8 +149,9 @@ def _coverage_text(
         return out
     if truncated:
         return [
-            "COVERAGE NOT EXHAUSTIVE: a provider truncated its answer at its item limit; "
-            "raise `limit` or narrow the query for the rest."
+            "COVERAGE NOT EXHAUSTIVE: a provider's answer is cut (its item limit, the host's page "
+            "bound, or uses it could not resolve: see the result's `data`); raise `limit` or "
+            "narrow the query for the rest."
         ]
     if not exhaustive:
         return ["COVERAGE NOT EXHAUSTIVE: the host does not claim this answer is complete."]

@@ -20,7 +20,8 @@ from asp_protocol.errors import AspError, ErrorCode
 DEFAULT_PAGE_BYTES = 256 * 1024
 MIN_PAGE_BYTES = 4 * 1024
 MAX_PAGE_BYTES = 4 * 1024 * 1024
-PAGE_SLACK_BYTES = 64 * 1024  # envelope and validAsOf on top of the page's items
+PAGE_SLACK_BYTES = 16 * 1024  # what a provider page may exceed its asked size by
+ENVELOPE_BYTES = 8 * 1024  # coverage, receipt fields and the results wrapper
 LISTS = {
     "impact": ("impactedNodes", "impactedFiles", "edges"),
     "graph": ("nodes", "edges"),
@@ -74,10 +75,16 @@ def encode_cursor(offset: dict[str, int], question: str) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode("ascii")
 
 
+def provider_page_bytes(bound: int) -> int:
+    """What to ask a provider for so that the whole host answer stays within *bound*: the host
+    repeats the page's blob ids in its own `validAsOf` and in the receipt, and adds its envelope."""
+    return max(MIN_PAGE_BYTES, (bound - ENVELOPE_BYTES) * 55 // 100)
+
+
 def oversized(result: dict[str, Any], bound: int) -> int | None:
     """The size of a provider page larger than *bound* allows, else None."""
     size = len(json.dumps(result, separators=(",", ":")))
-    return size if size > bound + PAGE_SLACK_BYTES else None
+    return size if size > provider_page_bytes(bound) + PAGE_SLACK_BYTES else None
 
 
 def paginate(

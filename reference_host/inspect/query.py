@@ -38,6 +38,7 @@ from reference_host.inspect.paging import (
     oversized,
     page_bytes,
     paginate,
+    provider_page_bytes,
     question_digest,
 )
 from reference_host.inspect.params import METHOD, parse_params, provider_params
@@ -95,7 +96,7 @@ async def query_inspect(
     offset, bound = decode_cursor(request, question), page_bytes(request)
     provider_request = provider_params(request, baseline, index) if fresh else {}
     if fresh:
-        provider_request["pageBytes"] = bound
+        provider_request["pageBytes"] = provider_page_bytes(bound)
         if offset:
             provider_request["offset"] = offset
     blobs = Blobs()

@@ -19,6 +19,7 @@ MAX_PAGE_BYTES = 8 * 1024 * 1024
 GRAPH_LISTS = ("nodes", "edges")
 IMPACT_LISTS = ("impactedNodes", "impactedFiles", "edges")
 MAX_ANSWERS = 8
+BLOB_ID_BYTES = 80  # `"blob:sha256:<64 hex>",`
 
 
 def _size(value: Any) -> int:
@@ -33,15 +34,19 @@ def cut(
     budget = page_bytes - _size(page) - 64
     following: dict[str, int] = {}
     remaining = False
+    seen_paths: set[str] = set()
     for name in lists:
         items = answer.get(name, [])
         start = min(max(0, offset.get(name, 0)), len(items))
         taken: list[Any] = []
         for item in items[start:]:
-            size = _size(item) + 1
+            # a file not yet on the page also adds its blob id to `validAsOf.blobs`
+            fresh = item_paths({name: [item]}, (name,)) - seen_paths
+            size = _size(item) + 1 + BLOB_ID_BYTES * len(fresh)
             if size > budget and (taken or remaining or any(page.get(n) for n in lists)):
                 break
             taken.append(item)
+            seen_paths |= fresh
             budget -= size
         page[name] = taken
         following[name] = start + len(taken)
