@@ -15,7 +15,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Extension, MCPServer
 from mcp.types import CallToolResult
 
-from bridge import SERVER_NAME, __version__, label
+from bridge import SERVER_NAME, __version__, label, prompts, resources
 from bridge.config import BridgeSettings
 from bridge.runtime import BridgeRuntime
 from bridge.tools import ToolSpec, register
@@ -99,8 +99,11 @@ def create_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         extensions=list(extensions) or None,
-        middleware=[label_guard(settings), *middleware],
+        middleware=[label_guard(settings), resources.resource_context(), *middleware],
         log_level=settings.log_level,
+        cache_hints={"resources/read": resources.CACHE_HINT},
     )
     register(server, (*CORE_TOOLS, *extra_tools))
+    resources.register(server)
+    prompts.register(server)
     return server

@@ -208,7 +208,7 @@ async def asp_migration_check(
         ),
     ] = [],  # noqa: B006 - pydantic copies defaults
     findings: Annotated[
-        list[Any] | dict[str, Any] | None,
+        list[dict[str, Any]] | dict[str, Any] | None,
         Field(
             description="The old tool's findings on the change: an array of ASP Diagnostics or of "
             "SARIF 2.1.0 results, or a whole SARIF 2.1.0 log. Omit for coverage only."
