@@ -13,6 +13,7 @@ from bridge.fence import cap_string, clean_text
 
 Summarizer = Callable[[dict[str, Any]], str]
 _CAP = 80
+NOT_STARTED = "not started yet (starts on first use)"
 
 
 def _s(value: Any) -> str:
@@ -41,12 +42,22 @@ def _reasons(degraded: Any) -> str:
     return "; ".join(f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries[:5])
 
 
+def lifecycle_words(state: Any, lifecycle: Any) -> str:
+    """A provider's state in words: `installed` + `exited` means it was never launched (providers
+    start lazily), which people read as a crash when shown as `exited`."""
+    if state == "installed" and lifecycle in ("exited", None):
+        return NOT_STARTED
+    if state is None:
+        return _s(lifecycle) if lifecycle is not None else "?"
+    return f"{_s(state)}/{_s(lifecycle)}" if lifecycle is not None else _s(state)
+
+
 def _provider_line(server: dict[str, Any]) -> str:
     authority = _d(_d(server.get("authorityEvidence")).get("authority"))
     granted = authority.get("granted")
     return (
         f"- {_s(server.get('id'))} [{_names(server.get('capabilities'))}] "
-        f"state {_s(server.get('state'))}/{_s(server.get('lifecycleState'))}, "
+        f"{lifecycle_words(server.get('state'), server.get('lifecycleState'))}, "
         f"role {_s(server.get('role', '?'))}, enrollment {_s(server.get('enrollmentState', '?'))}, "
         f"authority {'granted' if granted is True else 'not granted'}"
     )

@@ -10,6 +10,7 @@ from bridge.migration.base import Model
 from bridge.migration.coverage import CoverageItem, CoverageStatus
 from bridge.migration.findings import Finding
 from bridge.migration.parity import HostEvaluation, ParityResult
+from bridge.summaries import lifecycle_words
 
 BASIS = (
     "Evidence for a migration decision only: the ASP host's answer today and finding parity on one "
@@ -108,12 +109,13 @@ def render_text(report: MigrationReport) -> str:
         h = report.host
         lines.append(f"host: {h.get('name', '?')} {h.get('version', '')} ({h.get('state', '?')})")
     lines += ["", "Coverage (host/capabilities + host/status):"]
-    rows = [("legacy name", "ASP capability", "status", "providers (lifecycle)", "required at")]
+    rows = [("legacy name", "ASP capability", "status", "providers: state", "required at")]
     for item in report.coverage:
         m = item.mapping
         canonical = m.canonical or "-"
         providers = ", ".join(
-            f"{_clean(p.id, 40)} ({_clean(p.lifecycle_state or '?', 20)})" for p in item.providers
+            f"{_clean(p.id, 40)}: {lifecycle_words(p.state, p.lifecycle_state)}"
+            for p in item.providers
         )
         rows.append(
             (

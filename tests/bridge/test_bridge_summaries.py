@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from asp_protocol.vocabulary import CALL_SITES
-from bridge.summaries import authority_summary, capabilities_summary, status_summary
+from bridge.summaries import (
+    authority_summary,
+    capabilities_summary,
+    lifecycle_words,
+    status_summary,
+)
 from tests.support.definitions import load_json
 
 
@@ -52,3 +57,12 @@ def test_hostile_host_strings_stay_single_line_and_capped() -> None:
     assert not any(line.startswith("<<<END") for line in lines)
     assert "state ?" in text or ": ?" in text  # a mistyped field is shown as unknown, not guessed
     assert "- gate: NOT available" in text  # only a literal true counts as available
+
+
+def test_a_provider_never_launched_reads_as_not_started_yet() -> None:
+    never = {"id": "p", "capabilities": ["check"], "state": "installed", "lifecycleState": "exited"}
+    crashed = {**never, "state": "degraded", "lifecycleState": "exited"}
+    text = status_summary({"servers": [never, crashed]})
+    assert "- p [check] not started yet (starts on first use)," in text
+    assert "- p [check] degraded/exited," in text
+    assert lifecycle_words("installed", "exited") == "not started yet (starts on first use)"
