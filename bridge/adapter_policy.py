@@ -176,18 +176,27 @@ class AdapterPolicyGate:
                 self._policy = await self._read(client)
             policy = self._policy
             if policy is None:
-                if surface != "read" and self._unknown is not None:
-                    return (
-                        f"refused: the repository's adapters.mcp policy is unknown "
-                        f"({self._unknown}), so {surface} is not offered over MCP until it can be read"
-                    )
-                return None
+                return self._unknown_refusal(surface)
             reason = refusal(policy, surface)
             if reason is None:
                 return None
             fresh = await self._read(client)
             self._policy = fresh
             return refusal(fresh, surface) if fresh is not None else None
+
+    def _unknown_refusal(self, surface: Surface) -> str | None:
+        if surface != "read" and self._unknown is not None:
+            return (
+                f"refused: the repository's adapters.mcp policy is unknown "
+                f"({self._unknown}), so {surface} is not offered over MCP until it can be read"
+            )
+        return None
+
+    def known_refusal(self, surface: Surface) -> str | None:
+        """The refusal what is known now implies, without asking the host: the cached policy's,
+        or fail-closed for evaluate/edit-plan while the host cannot answer `host/policy`."""
+        policy = self._policy
+        return refusal(policy, surface) if policy is not None else self._unknown_refusal(surface)
 
     def cached_refusal(self, surface: Surface) -> str | None:
         """The refusal the policy already read implies, without asking the host (None if unread)."""

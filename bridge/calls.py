@@ -29,6 +29,7 @@ from bridge.host_outcome import (
     progress_sink,
 )
 from bridge.label import BridgeError
+from bridge.listing import Listing
 from host_client import HostClient
 from host_client.observe import TraceEntry
 
@@ -150,12 +151,14 @@ async def call_host(
     cancellations: CancellationLog | None = None,
     mcp_request_id: Any = None,
     session: str | None = None,
+    listing: Listing | None = None,
 ) -> Outcome:
     """Guard, admit, call *method* with *params* unchanged and map any host failure.
 
     *surface* overrides the adapter-policy surface of *method* (a helper call made on behalf of
     an evaluate is admitted as evaluate). An MCP cancellation cancels the host call — the host
     client then sends `$/cancelRequest` — and is recorded in *cancellations* before it propagates.
+    *listing* learns from the result (bridge/listing.py).
     """
     started = time.perf_counter()
     if guarding == "tool":
@@ -201,4 +204,6 @@ async def call_host(
             code=json_rpc_code(exc),
         )
     policy.observe(result)
+    if listing is not None:
+        await listing.after(lambda: policy.check(client, "read"), method, result)
     return Outcome(method, call_site, _ms(started), result=result)

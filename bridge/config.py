@@ -67,11 +67,23 @@ class BridgeSettings(BaseModel):
         description="Largest text content of one asp_inspect page; longer answers are paginated.",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    tools: list[str] | None = Field(
+        default=None,
+        description="Allow-list of tool names to expose (None = all); the others are neither "
+        "listed nor callable. In ASP_BRIDGE_TOOLS, names separated by commas or spaces.",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [name for name in value.replace(",", " ").split() if name]
+        return value
 
     # -- derived ------------------------------------------------------------------------------
 

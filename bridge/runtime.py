@@ -16,6 +16,7 @@ from bridge.calls import Outcome, call_host
 from bridge.config import BridgeSettings
 from bridge.fence import fence
 from bridge.label import Binding
+from bridge.listing import Listing
 from bridge.summaries import Summarizer
 from host_client import HostClient
 
@@ -29,6 +30,7 @@ class BridgeRuntime:
         self.limits = settings.text_limits()
         self.policy = AdapterPolicyGate()  # the repository's adapters.mcp, for tools and extension
         self._sessions: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.listing = Listing(self.policy)  # which tools tools/list shows (bridge/listing.py)
 
     @property
     def shared(self) -> bool:
@@ -97,6 +99,7 @@ class BridgeRuntime:
             origin=tool,
             report=report,
             session=self.session_key(ctx),
+            listing=self.listing,
         )
 
     def answer(

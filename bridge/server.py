@@ -11,13 +11,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Extension, MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, Tool
 
-from bridge import SERVER_NAME, __version__, label, prompts, resources
+from bridge import SERVER_NAME, __version__, label, listing, prompts, resources
 from bridge import arguments as bridge_arguments
-from bridge.config import BridgeSettings
+from bridge.config import BridgeSettings, ConfigError
 from bridge.runtime import BridgeRuntime
 from bridge.tools import ToolSpec, register
 from bridge.tools import debug as debug_tools
@@ -96,6 +98,21 @@ async def _readable_refusal(tools: ToolLister | None, name: str, arguments: Any)
     return bridge_arguments.problem(name, args, listed[name].input_schema)
 
 
+def expose_only(server: MCPServer[Any], allowed: Sequence[str] | None) -> None:
+    """The `tools` allow-list: every other tool is removed (neither listed nor callable)."""
+    if allowed is None:
+        return
+    names = {tool.name for tool in server._tool_manager.list_tools()}
+    unknown = sorted(set(allowed) - names)
+    if unknown:
+        raise ConfigError(
+            f"configuration key 'tools': unknown tool {unknown[0]!r}; the tools are "
+            + ", ".join(sorted(names))
+        )
+    for name in sorted(names - set(allowed)):
+        server.remove_tool(name)
+
+
 def create_server(
     settings: BridgeSettings,
     *,
@@ -105,11 +122,24 @@ def create_server(
 ) -> MCPServer[BridgeRuntime]:
     """Build the bridge; each MCP connection's lifespan owns one supervised host process."""
 
+    bus = InMemorySubscriptionBus()
+
     @asynccontextmanager
     async def lifespan(_app: MCPServer[BridgeRuntime]) -> AsyncIterator[BridgeRuntime]:
         async with HostClient(settings.host_client_settings()) as client:
-            client.start_in_background()
-            yield BridgeRuntime(settings, client)
+            client.start_in_background()  # `initialize` never waits for the host
+            state = BridgeRuntime(settings, client)
+            state.listing.bus = bus
+            async with anyio.create_task_group() as background:
+                background.start_soon(
+                    state.listing.warm_up,
+                    lambda: state.policy.check(client, "read"),
+                    lambda: client.call("host/capabilities", origin="tools/list"),
+                )
+                try:
+                    yield state
+                finally:
+                    background.cancel_scope.cancel()
 
     server: MCPServer[BridgeRuntime] = MCPServer(
         SERVER_NAME,
@@ -120,13 +150,16 @@ def create_server(
         extensions=list(extensions) or None,
         middleware=[
             label_guard(settings, lambda: server.list_tools()),
+            listing.middleware(lambda: server.list_tools()),
             resources.resource_context(),
             *middleware,
         ],
         log_level=settings.log_level,
         cache_hints={"resources/read": resources.CACHE_HINT},
+        subscriptions=bus,
     )
     register(server, (*CORE_TOOLS, *extra_tools))
+    expose_only(server, settings.tools)
     resources.register(server)
     prompts.register(server)
     return server

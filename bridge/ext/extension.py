@@ -141,6 +141,7 @@ class AspOuterSeamExtension(Extension):
             report=report,
             cancellations=self.cancellations,
             mcp_request_id=mcp_request_id,
+            listing=runtime.listing,
         )
 
     # -- custom methods -----------------------------------------------------------------------

@@ -18,6 +18,9 @@ Run as `python tests/support/bad_host.py MODE [ARGS] [serve --repo PATH]` (the t
   stubborn FILE           answers like `ok`, but forks a child in its own session; both ignore
                           SIGTERM and stdin EOF; writes both pids to FILE
   orphan FILE             forks that child, then exits (code 3) on the first request
+  adapters FILE           like `ok`, plus `host/policy`; FILE (JSON, re-read on every request)
+                          holds {"mcp": adapters.mcp block or null, "digest": policyDigest,
+                          "edit": edit capability available}
 """
 
 from __future__ import annotations
@@ -243,6 +246,9 @@ async def main_async(argv: list[str]) -> None:
         endpoint.register("host/policy", policy_fails)
         endpoint.register("host/evaluateChangeset", evaluate_recorded)
         host.mode = "ok"
+    if mode == "adapters":
+        _serve_adapters(endpoint, Path(args[0]))
+        return await endpoint.serve()
     for method in METHODS:
 
         async def handler(params: Any, ctx: RequestContext, _method: str = method) -> Any:
@@ -252,6 +258,45 @@ async def main_async(argv: list[str]) -> None:
     await endpoint.serve()
     if argv[:1] == ["stubborn"]:
         await anyio.sleep_forever()  # EOF on stdin changes nothing: only a kill ends it
+
+
+def _serve_adapters(endpoint: JsonRpcEndpoint, state_file: Path) -> None:
+    """The `adapters` mode: policy, policy digest and edit availability from *state_file*."""
+
+    def state() -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(state_file.read_text(encoding="utf-8"))
+        return loaded
+
+    async def policy(params: Any, ctx: RequestContext) -> Any:
+        now = state()
+        block = {"mcp": now["mcp"]} if now.get("mcp") is not None else {}
+        return {
+            "policy": {"adapters": block},
+            "source": "test-policy",
+            "policyDigest": now["digest"],
+        }
+
+    def stamped(result: dict[str, Any]) -> dict[str, Any]:
+        result["receipt"]["policyDigest"] = state()["digest"]
+        return result
+
+    async def status(params: Any, ctx: RequestContext) -> Any:
+        result = status_result()
+        result["policy"]["policyDigest"] = state()["digest"]
+        return stamped(result)
+
+    async def capabilities(params: Any, ctx: RequestContext) -> Any:
+        result = capabilities_result()
+        result["capabilities"]["edit"] = _capability(bool(state().get("edit")))
+        return stamped(result)
+
+    async def authority(params: Any, ctx: RequestContext) -> Any:
+        return stamped({**authority_result(), "policyDigest": state()["digest"]})
+
+    endpoint.register("host/policy", policy)
+    endpoint.register("host/status", status)
+    endpoint.register("host/capabilities", capabilities)
+    endpoint.register("host/authority/status", authority)
 
 
 def main() -> None:
