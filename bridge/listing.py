@@ -5,9 +5,9 @@ the repository's `adapters.mcp` policy refuses its surface (`enabled: false` ref
 `inspect-status-only` refuses evaluate and edit-plan), or when the host capability it needs is
 unavailable (edit, from `host/capabilities`). Clients see a tool they can only be refused as a bug.
 
-What is known about the host comes from a warm-up right after the host starts in the background
-(policy and capabilities are read once) and from the host results that pass through the bridge
-later. `tools/list` waits briefly for the warm-up so a fresh client's first list is already right;
+What is known about the host comes from a warm-up on the first `tools/list` (policy and
+capabilities are read once; the host itself was started in the background when the connection
+opened) and from the host results that pass through the bridge later. `tools/list` waits briefly for the warm-up so a fresh client's first list is already right;
 when the policy or the capabilities change the visible set, every client that listed tools gets
 `notifications/tools/list_changed` (legacy era: on its session; 2026-07-28 era: through
 `subscriptions/listen`). `listChanged` is advertised in both eras.
@@ -37,7 +37,8 @@ TOOL_SURFACES: dict[str, Surface] = {
 }
 TOOL_CAPABILITY: dict[str, str] = {"asp_ext_request_edit_plan": "edit"}
 MAX_SESSIONS = 16  # sessions remembered for list_changed (one per stdio connection in practice)
-WARM_UP_WAIT_S = 5.0  # longest a tools/list waits for the first policy/capabilities read
+WARM_UP_WAIT_S = 3.0  # longest a tools/list waits for the first policy/capabilities read
+WARM_UP_READ_S = 3.0  # deadline of the warm-up's host/capabilities read
 
 ToolLister = Callable[[], Awaitable[list[Tool]]]
 
@@ -65,6 +66,19 @@ class Listing:
         self._sessions: dict[int, Any] = {}  # legacy-era sessions that listed tools
         self._listed: frozenset[str] | None = None
         self.lister: ToolLister | None = None  # every registered tool (set by create_server)
+        self._start_warm_up: Callable[[], object] | None = None
+
+    def arm(self, start: Callable[[], object]) -> None:
+        """*start* begins the warm-up; it runs on the first `tools/list` (a connection that never
+        lists tools never gets the extra host traffic)."""
+        self._start_warm_up = start
+
+    def begin(self) -> None:
+        start, self._start_warm_up = self._start_warm_up, None
+        if start is not None:
+            start()
+        elif not self.ready.is_set() and self.lister is None:
+            self.ready.set()  # nothing armed (a server built without the bridge lifespan)
 
     def hidden_because(self, name: str) -> str | None:
         """Why *name* is not listed now, or None when it is listed."""
@@ -103,7 +117,7 @@ class Listing:
     ) -> None:
         """Read the policy and the capabilities once (failures leave them unknown), then notify."""
         try:
-            with anyio.move_on_after(WARM_UP_WAIT_S * 2):
+            with anyio.move_on_after(WARM_UP_WAIT_S * 2):  # reads are bounded below, too
                 await read_policy()
                 self.observe("host/capabilities", await read_caps())
         except Exception as exc:  # an unreadable host is reported by the calls themselves
@@ -154,6 +168,7 @@ def middleware(lister: ToolLister) -> Any:
     ) -> HandlerResult:
         listing = getattr(ctx.lifespan_context, "listing", None)
         if ctx.method == "tools/list" and isinstance(listing, Listing):
+            listing.begin()
             listing.lister = lister
             with anyio.move_on_after(WARM_UP_WAIT_S):
                 await listing.ready.wait()

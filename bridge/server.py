@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, Tool
 from bridge import SERVER_NAME, __version__, label, listing, prompts, resources
 from bridge import arguments as bridge_arguments
 from bridge.config import BridgeSettings, ConfigError
+from bridge.listing import WARM_UP_READ_S
 from bridge.runtime import BridgeRuntime
 from bridge.tools import ToolSpec, register
 from bridge.tools import debug as debug_tools
@@ -131,10 +132,14 @@ def create_server(
             state = BridgeRuntime(settings, client)
             state.listing.bus = bus
             async with anyio.create_task_group() as background:
-                background.start_soon(
-                    state.listing.warm_up,
-                    lambda: state.policy.check(client, "read"),
-                    lambda: client.call("host/capabilities", origin="tools/list"),
+                state.listing.arm(
+                    lambda: background.start_soon(
+                        state.listing.warm_up,
+                        lambda: state.policy.check(client, "read"),
+                        lambda: client.call(
+                            "host/capabilities", origin="tools/list", timeout=WARM_UP_READ_S
+                        ),
+                    )
                 )
                 try:
                     yield state

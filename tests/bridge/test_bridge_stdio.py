@@ -67,12 +67,15 @@ async def test_stdio_cancellation_reaches_host(tmp_path: Path, mode: str) -> Non
                 await client.call_tool("asp_authority_status", {})
             while not record.exists():
                 await anyio.sleep(0.05)
-            cancel = json.loads(record.read_text().splitlines()[0])
-            assert cancel["for"] == "host/authority/status"
+            while "host/authority/status" not in record.read_text():
+                await anyio.sleep(0.05)
+            cancels = [json.loads(line) for line in record.read_text().splitlines()]
+            assert "host/authority/status" in [c["for"] for c in cancels]
             entries = (await client.call_tool("asp_debug_trace", {})).structured_content[
                 "bridgeResult"
             ]["entries"]
-            assert entries[-1]["cancelSent"] is True and entries[-1]["outcome"] == "cancelled"
+            [entry] = [e for e in entries if e["origin"] == "asp_authority_status"]
+            assert entry["cancelSent"] is True and entry["outcome"] == "cancelled"
 
 
 async def test_stdio_exit_during_fifty_calls_fails_fast_then_recovers(tmp_path: Path) -> None:
