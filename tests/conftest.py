@@ -1,5 +1,13 @@
-"""Shared pytest configuration and fixtures: anyio on asyncio for every async test, and the pool of
-reference hosts the host and conformance tests share per module."""
+"""Shared pytest configuration and fixtures: anyio on asyncio for every async test, the pool of
+reference hosts the host and conformance tests share per module, and one clear skip for the
+tests that read the ASP definition data when it is not there.
+
+
+A test that reads the official schemas, examples or fixtures is marked `needs_definitions`. Without
+the data (`$ASP_DEFINITION_DIR`, else `../shared/asp` beside the checkout) those tests are skipped
+at collection, with one reason, before they start anything — a skip raised later, inside a task
+group, would surface as an exception group and a traceback. Every other test still runs.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,28 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.definitions import MISSING, definition_dir
 from tests.support.host_pool import HostPool
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "needs_definitions: reads the official ASP schemas, examples or fixtures"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if definition_dir() is not None:
+        return
+    skip = pytest.mark.skip(reason=MISSING)
+    for item in items:
+        if item.get_closest_marker("needs_definitions") is not None:
+            item.add_marker(skip)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    found = definition_dir()
+    return f"ASP definition data: {found}" if found else f"ASP definition data: none ({MISSING})"
 
 
 @pytest.fixture

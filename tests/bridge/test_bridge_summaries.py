@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from asp_protocol.vocabulary import CALL_SITES
 from bridge.summaries import (
     authority_summary,
@@ -18,6 +20,7 @@ def _result(example: str) -> dict[str, Any]:
     return load_json(example)["result"]
 
 
+@pytest.mark.needs_definitions
 def test_status_summary_names_state_policy_gates_and_providers() -> None:
     result = _result("examples/core/status.ready.json")
     text = status_summary(result)
@@ -31,6 +34,7 @@ def test_status_summary_names_state_policy_gates_and_providers() -> None:
         assert f"- {server['id']} [" in text
 
 
+@pytest.mark.needs_definitions
 def test_capabilities_and_authority_summaries_follow_the_result() -> None:
     caps = _result("examples/core/capabilities.check-only.json")
     text = capabilities_summary(caps)

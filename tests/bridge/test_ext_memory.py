@@ -100,6 +100,7 @@ async def test_advertised_under_extensions_and_experimental(
         assert {"asp_ext_evaluate_changeset", "asp_ext_request_edit_plan", "asp_status"} <= names
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("mode", MODES)
 async def test_read_methods_forward_verbatim(allow_case: PreparedCase, mode: str) -> None:
     async with bridge(allow_case, mode) as (client, _):
@@ -114,6 +115,7 @@ async def test_read_methods_forward_verbatim(allow_case: PreparedCase, mode: str
         assert status["hostResult"]["workspace"]["root"] == str(allow_case.repo)
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("mode", MODES)
 async def test_evaluate_preserves_every_call_site_including_gate(
     allow_case: PreparedCase, mode: str
@@ -131,6 +133,7 @@ async def test_evaluate_preserves_every_call_site_including_gate(
             assert result["requestDigest"] == request_digest("host/evaluateChangeset", params)
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("mode", MODES)
 async def test_inspect_and_edit_plan_pass_the_host_answer_on(
     allow_case: PreparedCase, mode: str

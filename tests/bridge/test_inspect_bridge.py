@@ -84,6 +84,7 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", SAMPLE)
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("mode", MODES)
 async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
     before = snapshot_tree(repo)
@@ -130,6 +131,7 @@ async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
     assert snapshot_tree(repo) == before
 
 
+@pytest.mark.needs_definitions
 async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> None:
     async with bridge(repo, inspect_page_chars=2000) as client:
         seen: list[str] = []
@@ -175,6 +177,7 @@ def workspace_cursor() -> str:
     return encode_cursor(Cursor(3, key, {"rev": "git:tree:" + "0" * 40}))
 
 
+@pytest.mark.needs_definitions
 async def test_a_workspace_change_between_pages_is_a_stale_baseline(repo: Path) -> None:
     write_files(repo, {MONEY: SAMPLE[MONEY] + "\n\ndef tip(v):\n    return round_cents(v)\n"})
     async with bridge(repo, inspect_page_chars=2000) as client:
@@ -222,6 +225,7 @@ def inspect_policy(provider: dict[str, str]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("case", "reason"), [("crashing", "crashed"), ("missing", "missing-required-provider")]
 )
+@pytest.mark.needs_definitions
 async def test_missing_or_crashing_inspect_provider_is_degraded_not_an_error(
     tmp_path: Path, case: str, reason: str
 ) -> None:
@@ -266,6 +270,7 @@ async def test_missing_or_crashing_inspect_provider_is_degraded_not_an_error(
         assert reason in {d["reason"] for d in status["gates"]["interactive"]["degraded"]}
 
 
+@pytest.mark.needs_definitions
 async def test_status_and_capabilities_show_inspect_available(repo: Path) -> None:
     async with bridge(repo) as client:
         capabilities = assert_labelled(await client.call_tool("asp_capabilities", {}))["hostResult"]
@@ -307,6 +312,7 @@ async def test_argument_mistakes_are_labelled_refusals_before_any_host_call(repo
         assert methods.count("host/queryInspect") == 1  # only the path the host judged
 
 
+@pytest.mark.needs_definitions
 async def test_stdio_round_trip(repo: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,

@@ -55,6 +55,7 @@ def _by_name(items: Any) -> dict[str, Any]:
     return {i.name: i for i in items}
 
 
+@pytest.mark.needs_definitions
 def test_official_check_only_host() -> None:
     caps, status = _result("capabilities.check-only.json"), _result("status.ready.json")
     items = _by_name(
@@ -76,6 +77,7 @@ def test_official_check_only_host() -> None:
         assert items[name].providers == () and not items[name].gate_requires
 
 
+@pytest.mark.needs_definitions
 def test_schema_valid_healthy_host_is_served_with_lifecycle() -> None:
     caps = _with_states(
         _result("capabilities.check-only.json"),
@@ -121,6 +123,7 @@ def test_schema_valid_healthy_host_is_served_with_lifecycle() -> None:
         ),
     ],
 )
+@pytest.mark.needs_definitions
 def test_degraded_answers_are_served_degraded(mutate: Any, needle: str) -> None:
     caps = _with_states(
         _result("capabilities.check-only.json"), _state("core-check-provider", "check", "active")
@@ -131,6 +134,7 @@ def test_degraded_answers_are_served_degraded(mutate: Any, needle: str) -> None:
     assert item.status == "served-degraded" and needle in item.reason
 
 
+@pytest.mark.needs_definitions
 def test_gate_degradation_and_requirement_come_from_status() -> None:
     status = _result("status.ready.json")
     status["gates"]["gate"]["degraded"].append(
@@ -148,6 +152,7 @@ def test_gate_degradation_and_requirement_come_from_status() -> None:
     assert item.required_at == ("gate", "sweep")
 
 
+@pytest.mark.needs_definitions
 def test_family_unavailable_with_a_provider_listed_is_not_served_but_shows_it() -> None:
     caps = _with_states(
         _result("capabilities.check-only.json"),
@@ -159,6 +164,7 @@ def test_family_unavailable_with_a_provider_listed_is_not_served_but_shows_it() 
     assert item.providers[0].serves is False
 
 
+@pytest.mark.needs_definitions
 def test_available_without_any_provider_is_not_plainly_served() -> None:
     caps = _with_states(_result("capabilities.check-only.json"), _state("x", "check", "active"))
     caps["capabilities"]["check"].update(providers=[], capabilityStates=[])
@@ -167,6 +173,7 @@ def test_available_without_any_provider_is_not_plainly_served() -> None:
     assert item.status == "served-degraded" and "names no serving provider" in item.reason
 
 
+@pytest.mark.needs_definitions
 def test_names_without_an_outer_method_and_unknown_names() -> None:
     caps = _result("capabilities.check-only.json")
     items = _by_name(
@@ -185,6 +192,7 @@ def test_names_without_an_outer_method_and_unknown_names() -> None:
     )
 
 
+@pytest.mark.needs_definitions
 def test_verb_level_rows_say_they_are_family_answers() -> None:
     caps = _result("capabilities.check-only.json")
     caps["capabilities"]["inspect"].update(available=True, providers=["asp-python-inspect"])
@@ -192,6 +200,7 @@ def test_verb_level_rows_say_they_are_family_answers() -> None:
     assert item.status == "served" and any("not verbs" in n for n in item.notes)
 
 
+@pytest.mark.needs_definitions
 def test_legacy_roles_projection_counts_as_advertised() -> None:
     caps = _result("capabilities.check-only.json")
     for family in CAPABILITY_FAMILIES:
@@ -227,6 +236,7 @@ def test_hostile_host_results_do_not_break_the_map(junk: Any) -> None:
     assert item.status in ("not-served", "served-degraded")
 
 
+@pytest.mark.needs_definitions
 def test_host_strings_are_capped() -> None:
     caps = _with_states(
         _result("capabilities.check-only.json"), _state("p" * 5000, "check", "active")

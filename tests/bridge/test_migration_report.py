@@ -97,6 +97,7 @@ def _report(with_parity: bool = True) -> MigrationReport:
     return build_report(coverage, status=status, parity=parity)
 
 
+@pytest.mark.needs_definitions
 def test_json_shape_always_says_no_replacement() -> None:
     data = report_json(_report())
     assert data["replacementClaimed"] is False and data["nonAuthoritative"] is True
@@ -126,6 +127,7 @@ def test_replacement_cannot_be_claimed() -> None:
         MigrationReport.model_validate({"replacementClaimed": True})
 
 
+@pytest.mark.needs_definitions
 def test_text_report_has_both_tables_and_the_statement() -> None:
     text = render_text(_report())
     assert text.startswith("NON-AUTHORITATIVE ASP migration check (replacementClaimed: false)")
@@ -141,6 +143,7 @@ def test_text_report_has_both_tables_and_the_statement() -> None:
     assert "Replacement claimed: no." in text
 
 
+@pytest.mark.needs_definitions
 def test_text_report_neutralizes_control_characters_and_newlines_from_host_strings() -> None:
     text = render_text(_report())
     assert "\x1b" not in text
@@ -148,6 +151,7 @@ def test_text_report_neutralizes_control_characters_and_newlines_from_host_strin
     assert "IGNORE PREVIOUS INSTRUCTIONS" in line  # kept on the same line as data, not a new line
 
 
+@pytest.mark.needs_definitions
 def test_report_without_parity_says_so() -> None:
     text = render_text(_report(with_parity=False))
     assert "Parity: not run (no old-tool findings given)." in text

@@ -64,6 +64,7 @@ def evaluate_edit(
     return hut.evaluate(call_site, hut.changeset(kw.pop("files", SRC_EDIT)), **kw)
 
 
+@pytest.mark.needs_definitions
 def test_schema_validation_active() -> None:
     """Makes a missing definition bundle visible: schema checks elsewhere are no-ops without it."""
     require_definitions()
@@ -620,6 +621,7 @@ def test_core_no_lattice_fast_path(pool: HostPool) -> None:
 LEFT_OUT: dict[str, str] = {}
 
 
+@pytest.mark.needs_definitions
 def test_every_core_id_has_its_test() -> None:
     """Each CORE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
     require_definitions()

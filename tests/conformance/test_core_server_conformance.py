@@ -186,6 +186,7 @@ async def raw_exchange(requests: list[dict[str, Any]]) -> dict[Any, dict[str, An
 # -- one test per CORE-SERVER-* id ------------------------------------------------------------------
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_initialize() -> None:
     async with python_check(WORKSPACE) as host:
         result = await host.initialize()
@@ -229,6 +230,7 @@ async def test_core_server_unsupported_protocol() -> None:
         assert_valid(await host.initialize("asp/1.0"), "initialize.schema.json#/$defs/result")
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_preinitialized() -> None:
     async with python_check(WORKSPACE) as host:
         changeset = host.changeset({"src/core.py": DIRTY})
@@ -251,6 +253,7 @@ async def test_core_server_preinitialized() -> None:
         assert assessment["status"] == "complete" and codes(assessment)
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_initialized_grant() -> None:
     narrowed = {"read": ["src/**"], "write": False, "network": False, "resourceLimits": LIMITS}
     files = {**WORKSPACE, "tools/gen.py": "GENERATED = 1\n"}
@@ -291,6 +294,7 @@ async def test_core_server_initialized_grant() -> None:
         assert write_attempts == []
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_callback_content(tmp_path: Path) -> None:
     # the provider's working directory holds different, broken sources; they must never be read
     (tmp_path / "src").mkdir()
@@ -328,6 +332,7 @@ async def test_core_server_callback_content(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_grant_scope() -> None:
     secret = blob_id(SECRET_BYTES)
     async with python_check(WORKSPACE) as host:
@@ -432,6 +437,7 @@ async def cancel_mid_read(host: ProviderHost, changeset: dict[str, Any]) -> AspE
     return error
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_typed_error() -> None:
     baseline = {"rev": "tree:raw"}
     empty = {"baseline": baseline, "changes": []}
@@ -476,6 +482,7 @@ async def test_core_server_typed_error() -> None:
     assert control["result"]["status"] == "complete"
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_rejected_malformed_host_fields() -> None:
     async with python_check(WORKSPACE) as host:
         await host.start()
@@ -547,6 +554,7 @@ async def test_core_server_rejected_malformed_host_fields() -> None:
         rejected(judge(host, run, malformed), "malformed")
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_rejected_freshness() -> None:
     async with python_check(WORKSPACE) as host:
         await host.start()
@@ -578,6 +586,7 @@ async def test_core_server_rejected_freshness() -> None:
     assert "omits" in check.detail
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_timeout() -> None:
     deadline = 0.3
     async with provider_host(
@@ -632,6 +641,7 @@ async def test_core_server_timeout() -> None:
         assert "timed-out" in {d["reason"] for d in outcome.coverage["degraded"]}
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_behavior_only() -> None:
     async with python_check(WORKSPACE) as host:
         await host.start()
@@ -678,6 +688,7 @@ async def test_core_server_behavior_only() -> None:
 # -- the id list ----------------------------------------------------------------------------------
 
 
+@pytest.mark.needs_definitions
 def test_every_core_server_id_has_its_test() -> None:
     """Each CORE-SERVER-* id of CONFORMANCE.md has a test named for it here."""
     require_definitions()

@@ -511,6 +511,7 @@ LEFT_OUT: dict[str, str] = {
 }
 
 
+@pytest.mark.needs_definitions
 def test_every_hostile_id_has_its_test() -> None:
     """Each HOSTILE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
     require_definitions()

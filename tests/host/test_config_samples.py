@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
@@ -20,6 +22,7 @@ def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.needs_definitions
 def test_samples_are_valid_against_the_official_schemas() -> None:
     assert_valid(_load(POLICY), "asp-config.schema.json")
     assert_valid(_load(MANIFEST), "server-manifest.schema.json")

@@ -30,6 +30,7 @@ from tests.support.definitions import assert_valid, load_json, schema_errors
 # -- policy --------------------------------------------------------------------------------------
 
 
+@pytest.mark.needs_definitions
 def test_default_policy_is_valid_and_pins_the_builtin_provider() -> None:
     document = default_policy_document()
     assert_valid(document, "asp-config.schema.json")
@@ -40,6 +41,7 @@ def test_default_policy_is_valid_and_pins_the_builtin_provider() -> None:
     assert policy.budget_ms("interactive") == 10000 and policy.budget_ms("sweep") == 300000
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("forbidden", ["command", "host", "launch", "script"])
 def test_policy_with_forbidden_key_is_rejected_not_crashed(forbidden: str) -> None:
     document = default_policy_document()
@@ -69,6 +71,7 @@ def test_policy_budget_and_self_authorization_paths() -> None:
 # -- manifests and pins --------------------------------------------------------------------------
 
 
+@pytest.mark.needs_definitions
 def test_builtin_manifest_is_schema_valid_and_pinned_by_default() -> None:
     installed = builtin_manifest(PYTHON_CHECK)
     assert installed is not None and installed.launchable
@@ -216,6 +219,7 @@ def _check(raw: Any, served: set[str] | None = None) -> Any:
     )
 
 
+@pytest.mark.needs_definitions
 def test_valid_assessment_is_complete_and_source_is_stamped() -> None:
     assert_valid(_assessment(), "check-assessment.schema.json")
     check = _check(_assessment())
@@ -233,6 +237,7 @@ def test_provider_free_text_is_capped_by_the_host() -> None:
     assert kept["code"] == diagnostic["code"]  # short fields are untouched
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("fixture", ["host-owned-top-level", "host-owned-nested"])
 def test_official_forged_fixtures_are_malformed(fixture: str) -> None:
     raw = load_json(f"fixtures/core/check-assessment.invalid.{fixture}.json")

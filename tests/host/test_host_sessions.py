@@ -161,6 +161,7 @@ def workspace(tmp_path: Path) -> tuple[Path, Path, Path]:
     return repo, trusted, tmp_path / "record.jsonl"
 
 
+@pytest.mark.needs_definitions
 async def test_launch_grant_callbacks_and_clean_allow(workspace: tuple[Path, Path, Path]) -> None:
     repo, trusted, record = workspace
     probe_manifest(trusted, record)
@@ -260,6 +261,7 @@ async def test_outer_cancel_reaches_provider(workspace: tuple[Path, Path, Path])
     assert records(record, "cancel"), "the provider received $/cancelRequest"
 
 
+@pytest.mark.needs_definitions
 async def test_provider_gone_before_the_grant_is_crashed_coverage(
     workspace: tuple[Path, Path, Path],
 ) -> None:
@@ -317,6 +319,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.needs_definitions
 async def test_status_is_lazy_and_providers_stop_with_the_host(
     workspace: tuple[Path, Path, Path],
 ) -> None:

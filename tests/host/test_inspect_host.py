@@ -81,6 +81,7 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", SAMPLE)
 
 
+@pytest.mark.needs_definitions
 async def test_references_through_the_builtin_provider(repo: Path) -> None:
     before = snapshot_tree(repo)
     async with host(repo) as ctx:
@@ -107,6 +108,7 @@ async def test_references_through_the_builtin_provider(repo: Path) -> None:
     assert snapshot_tree(repo) == before
 
 
+@pytest.mark.needs_definitions
 async def test_impact_of_a_leaf_path_reaches_its_tests_and_symbols_of_a_path(repo: Path) -> None:
     async with host(repo) as ctx:
         result = await query_inspect(ctx, request("impact", paths=[MONEY]))
@@ -120,6 +122,7 @@ async def test_impact_of_a_leaf_path_reaches_its_tests_and_symbols_of_a_path(rep
         assert len(listed["nodes"]) == 2 and listed["data"]["truncated"] is True
 
 
+@pytest.mark.needs_definitions
 async def test_work_tree_edits_are_answered_as_of_the_current_snapshot(repo: Path) -> None:
     write_files(
         repo, {MONEY: SAMPLE[MONEY] + "\n\ndef tip(value):\n    return round_cents(value)\n"}
@@ -132,6 +135,7 @@ async def test_work_tree_edits_are_answered_as_of_the_current_snapshot(repo: Pat
         assert f"{MONEY}::tip" in nodes
 
 
+@pytest.mark.needs_definitions
 async def test_stale_baseline_is_degraded_not_empty(repo: Path) -> None:
     async with host(repo) as ctx:
         params = {
@@ -145,6 +149,7 @@ async def test_stale_baseline_is_degraded_not_empty(repo: Path) -> None:
         assert result["coverage"]["exhaustive"] is False and result["coverage"]["ran"] == []
 
 
+@pytest.mark.needs_definitions
 async def test_missing_crashing_or_non_inspect_providers_are_degraded(repo: Path) -> None:
     async with host(repo, extra={}) as ctx:
         missing = await query_inspect(ctx, request("symbols", query="Money"))

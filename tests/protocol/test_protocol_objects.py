@@ -43,6 +43,7 @@ def test_changeset_digest_changes_with_any_field() -> None:
     assert changeset_digest(base) != changeset_digest(other)
 
 
+@pytest.mark.needs_definitions
 def test_error_registry_carries_fail_class_and_round_trips() -> None:
     for member, fail_class in [
         (ErrorCode.HEALTH_NOT_READY, "health"),
@@ -69,6 +70,7 @@ def test_malformed_error_objects_still_become_typed_errors() -> None:
     )
 
 
+@pytest.mark.needs_definitions
 def test_official_example_changesets_parse_and_bad_ones_are_refused() -> None:
     request = load_json("examples/check/evaluate.request.json")
     ChangeSet.model_validate(request["params"]["changeset"])
@@ -80,6 +82,7 @@ def test_official_example_changesets_parse_and_bad_ones_are_refused() -> None:
         ChangeSet.model_validate({"baseline": {"rev": "r"}, "changes": [], "extra": 1})
 
 
+@pytest.mark.needs_definitions
 def test_valid_assessment_fixture_parses_and_host_owned_fixtures_are_caught() -> None:
     valid = strip_fixture_keys(load_json("fixtures/core/check-assessment.valid.complete.json"))
     Assessment.model_validate(valid)
@@ -92,6 +95,7 @@ def test_valid_assessment_fixture_parses_and_host_owned_fixtures_are_caught() ->
         assert schema_errors(forged, "check-assessment.schema.json"), name
 
 
+@pytest.mark.needs_definitions
 def test_outer_examples_parse_with_the_client_models() -> None:
     envelope = load_json("examples/core/evaluate.deny.json")["result"]
     parsed = DecisionEnvelope.model_validate(envelope)
@@ -100,6 +104,7 @@ def test_outer_examples_parse_with_the_client_models() -> None:
     assert StatusResult.model_validate(status).host.state in ("ready", "degraded")
 
 
+@pytest.mark.needs_definitions
 def test_decision_envelope_rejects_pass_that_contradicts_decision() -> None:
     envelope = json.loads(json.dumps(load_json("examples/core/evaluate.deny.json")["result"]))
     envelope["pass"] = True

@@ -82,6 +82,7 @@ def test_module_names_follow_packages_src_layout_and_test_dirs() -> None:
     assert not is_test_path("src/shop/testing_utils.py")
 
 
+@pytest.mark.needs_definitions
 def test_symbols_of_a_path_lists_definitions_with_zero_based_locations(index: PythonIndex) -> None:
     graph = graph_valid(symbols(index, MONEY, None, 100)[0])
     by_id = {n["id"]: n for n in graph["nodes"]}
@@ -102,6 +103,7 @@ def test_symbols_of_a_path_lists_definitions_with_zero_based_locations(index: Py
     assert graph["data"]["mode"] == "path" and graph["data"]["truncated"] is False
 
 
+@pytest.mark.needs_definitions
 def test_symbols_marks_tests_and_filters_kinds(index: PythonIndex) -> None:
     graph = graph_valid(symbols(index, "tests", ["test"], 100)[0])
     assert sorted(ids(graph["nodes"])) == [
@@ -116,12 +118,14 @@ def test_symbols_marks_tests_and_filters_kinds(index: PythonIndex) -> None:
     assert ids(glob["nodes"]) == [ROUND_CENTS] and glob["data"]["mode"] == "glob"
 
 
+@pytest.mark.needs_definitions
 def test_symbols_honours_the_limit_and_says_truncated(index: PythonIndex) -> None:
     graph = graph_valid(symbols(index, "", None, 3)[0])
     assert len(graph["nodes"]) == 3
     assert graph["data"]["truncated"] is True and graph["data"]["limit"] == 3
 
 
+@pytest.mark.needs_definitions
 def test_references_follow_relative_aliased_and_from_imports(index: PythonIndex) -> None:
     graph, paths = references(index, {"id": ROUND_CENTS}, "workspace", 100)
     graph_valid(graph)
@@ -138,6 +142,7 @@ def test_references_follow_relative_aliased_and_from_imports(index: PythonIndex)
     assert paths == {MONEY, PRICING}
 
 
+@pytest.mark.needs_definitions
 def test_references_through_reexports_and_dotted_module_access(index: PythonIndex) -> None:
     assert resolve_symbol(index, {"id": "shop.compute_total"}) == [f"{PRICING}::total"]
     graph = graph_valid(references(index, {"id": "shop.pricing.total"}, "workspace", 100)[0])
@@ -154,6 +159,7 @@ def test_references_through_reexports_and_dotted_module_access(index: PythonInde
     assert {e["from"] for e in scoped["edges"]} == {f"{CART}::Cart.total"}
 
 
+@pytest.mark.needs_definitions
 def test_symbol_refs_by_position_bare_name_and_unknown(index: PythonIndex) -> None:
     # line 8 of pricing.py is `    return round_cents(acc.amount)`
     assert resolve_symbol(index, {"path": PRICING, "position": {"line": 8, "char": 12}}) == [
@@ -169,6 +175,7 @@ def test_symbol_refs_by_position_bare_name_and_unknown(index: PythonIndex) -> No
     assert graph["nodes"] == [] and graph["data"]["unresolved"] is True
 
 
+@pytest.mark.needs_definitions
 def test_callers_resolve_instances_self_inheritance_and_super(index: PythonIndex) -> None:
     sale = graph_valid(callers(index, {"id": f"{CART}::Cart.sale"}, 1, 100)[0])
     assert set(edges_of(sale, "calls")) == {
@@ -181,6 +188,7 @@ def test_callers_resolve_instances_self_inheritance_and_super(index: PythonIndex
     assert ("tests/test_money.py::test_add", MONEY_ADD) in edges_of(add, "calls")
 
 
+@pytest.mark.needs_definitions
 def test_callers_depth_walks_transitively_and_callees_go_down(index: PythonIndex) -> None:
     one = callers(index, {"id": ROUND_CENTS}, 1, 100)[0]
     two = graph_valid(callers(index, {"id": ROUND_CENTS}, 2, 100)[0])
@@ -193,6 +201,7 @@ def test_callers_depth_walks_transitively_and_callees_go_down(index: PythonIndex
     }
 
 
+@pytest.mark.needs_definitions
 def test_impact_of_a_leaf_change_reaches_its_tests_transitively(index: PythonIndex) -> None:
     body, _paths = impact(index, [ChangedFile(MONEY, "modify")], "workspace", None, 100)
     impact_valid(body)
@@ -207,6 +216,7 @@ def test_impact_of_a_leaf_change_reaches_its_tests_transitively(index: PythonInd
     assert {n["id"] for n in test_nodes} >= {"tests/test_money.py", "tests/test_cart.py"}
 
 
+@pytest.mark.needs_definitions
 def test_impact_stays_narrow_for_an_unrelated_module_and_honours_depth(index: PythonIndex) -> None:
     body = impact_valid(impact(index, [ChangedFile(REPORT, "modify")], "workspace", None, 100)[0])
     assert ids(body["impactedNodes"]) == [
@@ -224,6 +234,7 @@ def test_impact_stays_narrow_for_an_unrelated_module_and_honours_depth(index: Py
     assert cut["truncated"] is True and len(cut["changedNodes"]) + len(cut["impactedNodes"]) == 2
 
 
+@pytest.mark.needs_definitions
 def test_impact_changed_nodes_are_the_definitions_that_differ() -> None:
     before = SAMPLE[MONEY].encode()
     after = before.replace(
@@ -263,6 +274,7 @@ def test_engine_parses_each_blob_once_and_reuses_unchanged_trees() -> None:
     assert engine.missing(tree) == []
 
 
+@pytest.mark.needs_definitions
 def test_unparseable_and_hostile_content_is_reported_not_fatal() -> None:
     sources = sample_bytes()
     sources["src/shop/broken.py"] = b"def broken(:\n"

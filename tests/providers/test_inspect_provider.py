@@ -38,6 +38,7 @@ def fresh(result: dict[str, Any], host: ProviderHost, extra: set[str] = frozense
     )
 
 
+@pytest.mark.needs_definitions
 async def test_initialize_advertises_the_inspect_verbs_and_gates_work_until_initialized() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         result = await host.initialize()
@@ -55,6 +56,7 @@ async def test_initialize_advertises_the_inspect_verbs_and_gates_work_until_init
         assert host.reads == [] and host.tree_calls == []
 
 
+@pytest.mark.needs_definitions
 async def test_every_verb_answers_valid_graphs_as_of_the_baseline() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()
@@ -80,6 +82,7 @@ async def test_every_verb_answers_valid_graphs_as_of_the_baseline() -> None:
             fresh(result, host)
 
 
+@pytest.mark.needs_definitions
 async def test_impact_of_a_leaf_change_reaches_tests_and_reads_the_after_blob() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()
@@ -114,6 +117,7 @@ async def test_second_query_on_an_unchanged_baseline_reads_nothing_and_aliases_a
         assert len(host.reads) == len(PY_BLOBS) and len(host.tree_calls) == 1
 
 
+@pytest.mark.needs_definitions
 async def test_baseline_change_reparses_only_the_changed_blob() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()
@@ -130,6 +134,7 @@ async def test_baseline_change_reparses_only_the_changed_blob() -> None:
         assert len(host.reads) == reads + 1 and len(host.tree_calls) == 2
 
 
+@pytest.mark.needs_definitions
 async def test_request_baseline_override_is_listed_and_echoed() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()
@@ -140,6 +145,7 @@ async def test_request_baseline_override_is_listed_and_echoed() -> None:
         assert host.tree_calls[-1]["baseline"] == other
 
 
+@pytest.mark.needs_definitions
 async def test_limit_truncates_and_bad_params_are_typed_input_errors() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()
@@ -202,6 +208,7 @@ async def test_refused_and_out_of_grant_content_is_reported_not_guessed() -> Non
         )
 
 
+@pytest.mark.needs_definitions
 async def test_host_serving_wrong_bytes_or_refusing_the_tree_gets_typed_errors() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         await host.start()

@@ -33,6 +33,7 @@ def params(host: ProviderHost, comparison: str = "all", **more: object) -> dict[
     return {"changeset": changeset, "scope": "changeset", "comparison": comparison, **more}
 
 
+@pytest.mark.needs_definitions
 async def test_initialize_result_is_valid_and_read_only() -> None:
     async with fake("clean") as host:
         result = await host.initialize()
@@ -42,6 +43,7 @@ async def test_initialize_result_is_valid_and_read_only() -> None:
         assert result["requestedPermissions"]["network"] is False
 
 
+@pytest.mark.needs_definitions
 async def test_clean_assessment_is_valid_and_claims_exactly_the_blobs_read() -> None:
     async with fake("clean") as host:
         await host.start()
@@ -57,6 +59,7 @@ async def test_clean_assessment_is_valid_and_claims_exactly_the_blobs_read() -> 
         )
 
 
+@pytest.mark.needs_definitions
 async def test_finding_is_one_namespaced_error_on_the_first_changed_path() -> None:
     async with provider_host(FAKE, "--behavior", "finding", "--id", "acme", files=FILES) as host:
         await host.start()
@@ -77,6 +80,7 @@ async def test_finding_is_one_namespaced_error_on_the_first_changed_path() -> No
         ("cancelled", "cancelled"),
     ],
 )
+@pytest.mark.needs_definitions
 async def test_scripted_statuses_are_valid_assessments(behavior: str, status: str) -> None:
     async with fake(behavior) as host:
         await host.start()
@@ -87,6 +91,7 @@ async def test_scripted_statuses_are_valid_assessments(behavior: str, status: st
         assert assessment["coverage"]["degraded"][0]["reason"] == status
 
 
+@pytest.mark.needs_definitions
 async def test_malformed_assessment_misses_required_fields() -> None:
     async with fake("malformed") as host:
         await host.start()
@@ -102,6 +107,7 @@ async def test_malformed_assessment_misses_required_fields() -> None:
         ("forged-nested", "fixtures/core/check-assessment.invalid.host-owned-nested.json"),
     ],
 )
+@pytest.mark.needs_definitions
 async def test_forged_host_fields_fail_the_schema_like_the_official_fixture(
     behavior: str, fixture: str
 ) -> None:
@@ -207,6 +213,7 @@ async def test_rpc_error_is_typed_health_failure() -> None:
         assert failure.value.fail_class == "health" and failure.value.code == -32603
 
 
+@pytest.mark.needs_definitions
 async def test_slow_progress_reports_three_times_before_the_clean_result() -> None:
     async with fake("slow-progress") as host:
         await host.start()
@@ -218,6 +225,7 @@ async def test_slow_progress_reports_three_times_before_the_clean_result() -> No
             assert_valid({"token": 1, "value": value}, "progress.schema.json#/$defs/params")
 
 
+@pytest.mark.needs_definitions
 async def test_initialize_shape_behaviours() -> None:
     async with fake("malformed-initialize") as host:
         assert schema_errors(await host.initialize(), "initialize.schema.json#/$defs/result")
@@ -231,6 +239,7 @@ async def test_initialize_shape_behaviours() -> None:
         assert result["requestedPermissions"]["write"] is True
 
 
+@pytest.mark.needs_definitions
 async def test_read_out_of_grant_reports_the_host_refusal_in_evidence() -> None:
     async with fake("read-out-of-grant") as host:
         await host.start()
@@ -246,6 +255,7 @@ async def test_read_out_of_grant_reports_the_host_refusal_in_evidence() -> None:
         assert OUT_OF_GRANT_PROBE not in assessment["validAsOf"]["blobs"]
 
 
+@pytest.mark.needs_definitions
 async def test_configuration_fixtures_and_digest_identity() -> None:
     valid = load_json("fixtures/core/check-evaluate.configuration.valid.json")
     null = load_json("fixtures/core/check-evaluate.configuration.invalid.null.json")

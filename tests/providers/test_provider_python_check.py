@@ -54,6 +54,7 @@ def codes(assessment: dict[str, Any]) -> list[tuple[str, str]]:
     return [(d["location"]["path"], d["code"]) for d in assessment["diagnostics"]]
 
 
+@pytest.mark.needs_definitions
 async def test_initialize_reports_identity_fingerprint_check_and_read_only_request() -> None:
     async with python_check() as host:
         result = await host.initialize()
@@ -98,6 +99,7 @@ async def test_evaluate_before_initialized_is_typed_and_reads_nothing() -> None:
         assert host.reads == []
 
 
+@pytest.mark.needs_definitions
 async def test_content_comes_only_through_callbacks(tmp_path: Path) -> None:
     # the provider's working directory holds a *different* src/app.py; it must never be looked at
     (tmp_path / "src").mkdir()
@@ -177,6 +179,7 @@ async def test_findings_codes_severities_ranges_and_help() -> None:
         assert [d["severity"] for d in late["diagnostics"]] == ["error"]
 
 
+@pytest.mark.needs_definitions
 async def test_fingerprints_survive_a_line_shift_and_nothing_is_introduced() -> None:
     before = "import os\n\n\ndef handler(event):\n    return undefined_thing\n"
     shifted = "# a comment\n# another\n" + before
@@ -192,6 +195,7 @@ async def test_fingerprints_survive_a_line_shift_and_nothing_is_introduced() -> 
         assert introduced["diagnostics"] == [] and introduced["status"] == "complete"
 
 
+@pytest.mark.needs_definitions
 async def test_introduced_versus_all_on_a_before_after_pair() -> None:
     after = "import os\nimport sys\n\n\ndef handler(event):\n    return event + missing\n"
     async with python_check() as host:
@@ -216,6 +220,7 @@ async def test_introduced_versus_all_on_a_before_after_pair() -> None:
         assert before_blob not in everything["validAsOf"]["blobs"]
 
 
+@pytest.mark.needs_definitions
 async def test_pure_rename_introduces_nothing() -> None:
     async with python_check() as host:
         await host.start()
@@ -226,6 +231,7 @@ async def test_pure_rename_introduces_nothing() -> None:
         assert codes(everything) == [("src/moved.py", "python/unused-import")]
 
 
+@pytest.mark.needs_definitions
 async def test_workspace_scope_lists_the_tree_and_lists_changed_non_python_files_unsupported() -> (
     None
 ):
@@ -252,6 +258,7 @@ async def test_workspace_scope_lists_the_tree_and_lists_changed_non_python_files
         assert codes(paths) == [("src/util.py", "python/undefined-name")]
 
 
+@pytest.mark.needs_definitions
 async def test_resolved_comparison_and_foreign_sources_are_unsupported_assessments() -> None:
     async with python_check() as host:
         await host.start()
@@ -299,6 +306,7 @@ async def test_typed_errors_for_bad_requests() -> None:
             assert bad.value.code == code and bad.value.fail_class == "input"
 
 
+@pytest.mark.needs_definitions
 async def test_configuration_fixtures_validation_and_digest_identity() -> None:
     valid = load_json("fixtures/core/check-evaluate.configuration.valid.json")
     null = load_json("fixtures/core/check-evaluate.configuration.invalid.null.json")
@@ -355,6 +363,7 @@ async def test_configuration_fixtures_validation_and_digest_identity() -> None:
         assert quiet["diagnostics"] == []
 
 
+@pytest.mark.needs_definitions
 async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
     async with python_check() as host:
         await host.start()
@@ -367,6 +376,7 @@ async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
         assert len(host.reads) == 2
 
 
+@pytest.mark.needs_definitions
 async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
     files = {f"pkg/m{i}.py": f"import os\nvalue_{i} = {i}\n" for i in range(40)}
     async with python_check(files) as host:
@@ -388,6 +398,7 @@ async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
         ] == "complete"
 
 
+@pytest.mark.needs_definitions
 async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly() -> None:
     async with python_check() as host:
         await host.start()

@@ -31,6 +31,7 @@ def evaluate_params(changeset: dict[str, object]) -> dict[str, object]:
     return {"changeset": changeset, "scope": "changeset", "comparison": "all"}
 
 
+@pytest.mark.needs_definitions
 async def test_unsupported_protocol_is_refused_before_anything_else() -> None:
     async with provider_host(FAKE, "--behavior", "clean", files=FILES) as host:
         with pytest.raises(AspError) as refused:

@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 
 _REPO = Path(__file__).resolve().parents[2]
+MISSING = (
+    "needs the ASP definition data (schemas, examples, fixtures): set ASP_DEFINITION_DIR to its "
+    "directory or place it at ../shared/asp"
+)
 
 
 def definition_dir() -> Path | None:
@@ -21,12 +25,12 @@ def definition_dir() -> Path | None:
 
 
 def require_definitions() -> Path:
-    """The bundle directory, or skip the calling test with the reason (CI always has it)."""
+    """The bundle directory, or skip the calling test (CI always has it). Tests that need it are
+    marked `needs_definitions` and skipped at collection; reaching this skip means a test lacks
+    the mark."""
     found = definition_dir()
     if found is None:
-        pytest.skip(
-            "ASP definition bundle not found: set ASP_DEFINITION_DIR or place ../shared/asp"
-        )
+        pytest.skip(f"{MISSING} (this test lacks @pytest.mark.needs_definitions)")
     return found
 
 
