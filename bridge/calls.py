@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 import anyio
 
-from bridge import guard
+from asp_protocol.errors import RequestTimeout
+from bridge import deadline, guard
 from bridge.adapter_policy import AdapterPolicyGate, Surface, surface_of
 from bridge.host_outcome import (
     HOST_FAILURES,
@@ -152,13 +153,16 @@ async def call_host(
     mcp_request_id: Any = None,
     session: str | None = None,
     listing: Listing | None = None,
+    timeout: float | None = None,
 ) -> Outcome:
     """Guard, admit, call *method* with *params* unchanged and map any host failure.
 
     *surface* overrides the adapter-policy surface of *method* (a helper call made on behalf of
     an evaluate is admitted as evaluate). An MCP cancellation cancels the host call — the host
     client then sends `$/cancelRequest` — and is recorded in *cancellations* before it propagates.
-    *listing* learns from the result (bridge/listing.py).
+    The request's budget (bridge/deadline.py) bounds the call and reaches the host as
+    `timeoutMs`; *timeout* is the deadline outside a budgeted request. *listing* learns from the
+    result (bridge/listing.py).
     """
     started = time.perf_counter()
     if guarding == "tool":
@@ -178,12 +182,16 @@ async def call_host(
     )
     if admitted is not None:
         return admitted
+    if deadline.expired():
+        return _failed(method, call_site, started, RequestTimeout(method, 0.0))
+    await deadline.say(report, f"{origin}: asking the ASP host ({method}{_at(call_site)})")
     try:
         result = await client.call(
             method,
-            params,
+            deadline.with_host_budget(method, params),
             call_site=call_site,
             origin=origin,
+            timeout=deadline.host_timeout(timeout),
             on_progress=progress_sink(report),
             session=session,
         )
@@ -207,3 +215,7 @@ async def call_host(
     if listing is not None:
         await listing.after(lambda: policy.check(client, "read"), method, result)
     return Outcome(method, call_site, _ms(started), result=result)
+
+
+def _at(call_site: str | None) -> str:
+    return f", call-site {call_site}" if call_site else ""

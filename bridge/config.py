@@ -39,7 +39,12 @@ class BridgeSettings(BaseModel):
         default=None,
         description="Host command (argv list, or one string split like a shell). None = reference host.",
     )
-    timeout: float = Field(default=60.0, gt=0, description="Per-call deadline in seconds.")
+    timeout: float = Field(
+        default=50.0,
+        gt=0,
+        description="Deadline of one tool call in seconds (all its host calls together); below "
+        "the ~60 s after which Claude Code and the TypeScript SDK give up on a call.",
+    )
     transport: Literal["stdio", "streamable-http"] = "stdio"
     http_host: str = "127.0.0.1"
     http_token: str | None = Field(
@@ -60,6 +65,13 @@ class BridgeSettings(BaseModel):
     text_string_chars: int = Field(default=2000, ge=80)
     text_total_chars: int = Field(default=20000, ge=500)
     max_result_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    structured_max_chars: int = Field(
+        default=100_000,
+        ge=10_000,
+        le=500_000,
+        description="Largest structuredContent of one tool result, serialized (what Claude Code "
+        "gives the model); larger answers are paged (asp_inspect) or cut with an `elided` record.",
+    )
     inspect_page_chars: int = Field(
         default=20000,
         ge=2000,
@@ -106,7 +118,12 @@ class BridgeSettings(BaseModel):
         )
 
     def text_limits(self) -> TextLimits:
-        return TextLimits(self.text_string_chars, self.text_total_chars, self.max_result_bytes)
+        return TextLimits(
+            self.text_string_chars,
+            self.text_total_chars,
+            self.max_result_bytes,
+            self.structured_max_chars,
+        )
 
 
 def default_host_argv() -> list[str]:

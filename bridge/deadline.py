@@ -48,10 +48,17 @@ def current() -> Budget | None:
     return _current.get()
 
 
-def host_timeout(default: float) -> float:
-    """Seconds a host call may take now: what is left of the request's deadline, else *default*."""
+def host_timeout(default: float | None) -> float | None:
+    """Seconds a host call may take now: what is left of the request's deadline, else *default*
+    (None: the host client's own setting)."""
     budget = _current.get()
     return default if budget is None else max(budget.remaining(), 0.001)
+
+
+def expired() -> bool:
+    """True when the current request has no time left for another host call."""
+    budget = _current.get()
+    return budget is not None and budget.remaining() <= 0
 
 
 def with_host_budget(method: str, params: Any) -> Any:

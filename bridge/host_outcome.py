@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
-from bridge import label
+from bridge import deadline, label
 from bridge.fence import cap_string, clean_text
 from host_client import HostProtocolError, HostUnavailable
 
@@ -80,15 +80,21 @@ def progress_sink(report: ReportProgress | None) -> ProgressSink | None:
         return None
     count = 0
 
+    budget = deadline.current()  # one counter per MCP request: progress values only grow
+
     async def sink(value: Any) -> None:
         nonlocal count
-        count += 1
+        count = budget.next_progress() if budget is not None else count + 1
         message = value.get("message") if isinstance(value, dict) else None
         total = value.get("total") if isinstance(value, dict) else None
         text = None
         if isinstance(message, str):
             text = "host progress (untrusted): " + cap_string(clean_text(message), 200)
-        numeric_total = float(total) if isinstance(total, int | float) and total >= count else None
+        numeric_total = (
+            float(total)
+            if isinstance(total, int | float) and total >= count and budget is None
+            else None
+        )
         await report(count, numeric_total, text)
 
     return sink

@@ -49,7 +49,7 @@ def status_brief(
 ) -> str:
     """Brief the user on the ASP host's readiness and what to do next."""
     lines = [
-        "Give me a short status brief of the ASP (Agent Seam Protocol) host behind the `asp` MCP "
+        "Give me a short status brief of the ASP (Agent Server Protocol) host behind the `asp` MCP "
         "server.",
         "1. Call `asp_status` (or read the resource asp://host/status). Then call "
         "`asp_capabilities`.",

@@ -100,6 +100,7 @@ class BridgeRuntime:
             report=report,
             session=self.session_key(ctx),
             listing=self.listing,
+            timeout=self.settings.timeout,
         )
 
     def answer(

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Extension, MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, Tool
 
-from bridge import SERVER_NAME, __version__, label, listing, prompts, resources
+from bridge import SERVER_NAME, __version__, deadline, label, listing, prompts, resources
 from bridge import arguments as bridge_arguments
 from bridge.config import BridgeSettings, ConfigError
 from bridge.listing import WARM_UP_READ_S
@@ -156,6 +156,7 @@ def create_server(
         middleware=[
             label_guard(settings, lambda: server.list_tools()),
             listing.middleware(lambda: server.list_tools()),
+            deadline.middleware(lambda: settings.timeout),
             resources.resource_context(),
             *middleware,
         ],

@@ -129,7 +129,8 @@ def bound(view: dict[str, Any], max_chars: int, original: dict[str, Any]) -> dic
             removed += size_of(items.pop()) + 1
     kept = {pointer: _count(cut, pointer) for pointer in totals}
     record["cuts"] = [
-        {"path": pointer, "total": total, "kept": kept[pointer]} for pointer, total in totals.items()
+        {"path": pointer, "total": total, "kept": kept[pointer]}
+        for pointer, total in totals.items()
     ]
     cut["elided"] = record
     return cut

@@ -19,7 +19,9 @@ def add_common(parser: argparse.ArgumentParser, *, repo_required: bool = True) -
         help='whole host command line, split like a shell; "{repo}" becomes the absolute workspace, '
         "else `serve --repo <workspace>` is appended (default: this installation's reference host)",
     )
-    parser.add_argument("--timeout", type=float, help="per-call deadline in seconds (default 60)")
+    parser.add_argument(
+        "--timeout", type=float, help="deadline of one tool call in seconds (default 50)"
+    )
     parser.add_argument("--config", type=Path, help="JSON config file (see config/bridge.json)")
 
 

@@ -142,6 +142,7 @@ class AspOuterSeamExtension(Extension):
             cancellations=self.cancellations,
             mcp_request_id=mcp_request_id,
             listing=runtime.listing,
+            timeout=runtime.settings.timeout,
         )
 
     # -- custom methods -----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -23,8 +24,9 @@ from pydantic import Field
 from asp_protocol.canonical import digest
 from bridge import label
 from bridge.fence import fence
-from bridge.label import Envelope, TextLimits
+from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
+from bridge.structured import size_of
 from bridge.tools import ToolSpec, runtime
 from bridge.tools.inspect_render import (
     Cursor,
@@ -33,6 +35,7 @@ from bridge.tools.inspect_render import (
     encode_cursor,
     impact_counts,
     item_lines,
+    page_of,
     provider_results,
     provider_truncated,
     take_page,
@@ -46,7 +49,8 @@ Verb = Literal["symbols", "references", "callers", "callees", "impact"]
 SYMBOL_VERBS = ("references", "callers", "callees")
 DEGRADED_SHOWN = 10
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9:._/+-]{1,120}$")
-FIT_ATTEMPTS = 6
+FIT_ATTEMPTS = 8
+STRUCTURED_RESERVE = 3000  # the envelope around hostResult/bridgeResult, serialized
 
 
 class ArgumentError(ValueError):
@@ -213,8 +217,9 @@ def render(
     header = _coverage_text(degraded, exhaustive, truncated, resume is not None, page_chars // 4)
     offset = resume.offset if resume is not None else 0
     baseline = _baseline(host_result)
-    # The verbatim JSON lives in structuredContent; its text preview would only repeat the page.
-    limits = TextLimits(state.limits.string_chars, 0, state.limits.max_result_bytes)
+    # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
+    limits = replace(state.limits, total_chars=0)
+    full_digest = digest(host_result)
     budget = page_chars
     coverage = (
         "degraded" if degraded else "complete" if exhaustive and not truncated else "incomplete"
@@ -242,8 +247,10 @@ def render(
                 "degradedEntries": len(degraded),
                 "providerTruncated": truncated,
                 "lines": "1-based",
+                "fullDigest": full_digest,
             }
         }
+        paged = page_of(host_result, verb, page.start, len(page.lines))
         text = label.success_text(
             TOOL,
             METHOD,
@@ -263,17 +270,22 @@ def render(
                 budget,
             ),
         )
-        if len(text) <= page_chars or len(page.lines) <= 1:
+        structured = size_of(paged) + size_of(bridge_result) + STRUCTURED_RESERVE
+        over = max(len(text) - page_chars, 0)
+        if structured > limits.structured_chars and page.lines:  # shrink by the same share
+            share = (structured - limits.structured_chars) / structured
+            over = max(over, int(share * sum(len(line) + 1 for line in page.lines)) + 1)
+        if over == 0 or len(page.lines) <= 1:
             break
         used = sum(len(line) + 1 for line in page.lines)
-        budget = used - (len(text) - page_chars) - 16  # shrink the page by what the text overflows
+        budget = used - over - 16  # shrink the page by what the text or structure overflows
     return label.success(  # labelled once, with the text that fits
         tool=TOOL,
         method=METHOD,
         call_site=CALL_SITE,
         host=state.host_identity(),
         latency_ms=(time.perf_counter() - started) * 1000,
-        host_result=host_result,
+        host_result=paged,
         bridge_result=bridge_result,
         limits=limits,
         text=text,

@@ -189,3 +189,38 @@ def decode_cursor(value: str) -> Cursor:
     ):
         raise CursorError("cursor is malformed")
     return Cursor(offset, query, dict(baseline))
+
+
+def _graph_lists(graph: dict[str, Any], verb: str) -> list[tuple[str | None, str]]:
+    """Where a provider graph keeps its items, in `item_lines` order: (holder key, list key)."""
+    lists: list[tuple[str | None, str]] = [("data", "changedNodes")] if verb == "impact" else []
+    return [*lists, (None, "nodes"), (None, "edges")]
+
+
+def page_of(host_result: dict[str, Any], verb: str, start: int, count: int) -> dict[str, Any]:
+    """The host result with only the items of one page — the same items, in the same order, as
+    `item_lines(...)[start:start + count]`; every other field is kept."""
+    data = host_result.get("data")
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return host_result
+    end, seen = start + count, 0
+    paged: list[Any] = []
+    for entry in results:
+        if not (isinstance(entry, dict) and isinstance(entry.get("result"), dict)):
+            paged.append(entry)
+            continue
+        graph = dict(entry["result"])
+        for holder, key in _graph_lists(graph, verb):
+            owner = graph if holder is None else _obj(graph.get(holder))
+            items = _list(owner.get(key))
+            if not items:
+                continue
+            kept = items[max(start - seen, 0) : max(end - seen, 0)]
+            seen += len(items)
+            if holder is None:
+                graph[key] = kept
+            else:
+                graph[holder] = {**owner, key: kept}
+        paged.append({**entry, "result": graph})
+    return {**host_result, "data": {**data, "results": paged}}  # type: ignore[dict-item]

@@ -237,8 +237,10 @@ async def test_host_progress_becomes_mcp_progress(tmp_path: Path, mode: str) -> 
     async with connect(_settings(tmp_path, "progress"), mode) as client:
         result = await client.call_tool("asp_status", {}, progress_callback=on_progress)
         assert_labelled(result, is_error=False)
-    assert [p for p, _, _ in seen] == [1, 2, 3]
-    assert all(m and m.startswith("host progress (untrusted): step") for _, _, m in seen)
+    # one counter per request: the bridge's own readable message first, then the host's three
+    assert [p for p, _, _ in seen] == [1, 2, 3, 4]
+    assert seen[0][2] == "asp_status: asking the ASP host (host/status, call-site interactive)"
+    assert all(m and m.startswith("host progress (untrusted): step") for _, _, m in seen[1:])
 
 
 async def test_cancellation_reaches_the_host(tmp_path: Path) -> None:

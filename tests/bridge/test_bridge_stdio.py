@@ -53,7 +53,7 @@ async def test_stdio_bad_host_round_trip(tmp_path: Path, mode: str) -> None:
             assert envelope["hostResult"]["workspace"]["root"] == str(tmp_path.resolve())
             debug = assert_labelled(await client.call_tool("asp_debug_host", {}))["bridgeResult"]
             assert debug["state"] == "running"
-    assert seen == [1, 2, 3]
+    assert seen == [1, 2, 3, 4]  # the bridge's own message, then the host's three reports
 
 
 @pytest.mark.parametrize("mode", MODES)

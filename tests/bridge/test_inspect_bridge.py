@@ -137,6 +137,7 @@ async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> No
         seen: list[str] = []
         cursor: str | None = None
         offsets = []
+        structured_items, digests = 0, set()
         for _ in range(20):
             args: dict[str, Any] = {"verb": "symbols"}
             if cursor is not None:
@@ -149,6 +150,11 @@ async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> No
             lines = items(page)
             assert meta["returned"] == len(lines) > 0
             seen.extend(lines)
+            # structuredContent pages exactly like the text: the same items, the same counts
+            graph = envelope["hostResult"]["data"]["results"][0]["result"]
+            assert len(graph["nodes"]) + len(graph["edges"]) == meta["returned"]
+            structured_items += meta["returned"]
+            digests.add(meta["fullDigest"])
             cursor = meta["nextCursor"]
             if cursor is None:
                 assert "This is the last page." in text(page)
@@ -156,8 +162,8 @@ async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> No
             assert f'cursor="{cursor}"' in text(page)
         assert cursor is None and len(offsets) >= 2
         total = meta["items"]
-        nodes = envelope["hostResult"]["data"]["results"][0]["result"]
-        assert total == len(nodes["nodes"]) + len(nodes["edges"]) == len(seen)
+        assert total == structured_items == len(seen)
+        assert all(d.startswith("sha256:") for d in digests)  # each page: its full host answer
         assert len(set(seen)) == len(seen)
         assert "function round_cents src/shop/money.py:1" in seen
         assert offsets == sorted(offsets) and offsets[0] == 0
