@@ -241,8 +241,9 @@ def success_text(
     bridge_result: dict[str, Any] | None,
     limits: TextLimits,
     summary: str | None,
+    next_step: str | None = None,
 ) -> str:
-    """The text content of a success: headline, summary, then the fenced verbatim JSON."""
+    """The text content of a success: headline, summary, the fenced JSON, then the next step."""
     payload = host_result if host_result is not None else (bridge_result or {})
     parts = [headline(tool, method, call_site)]
     if summary:
@@ -260,6 +261,8 @@ def success_text(
             total_limit=limits.total_chars,
         )
     )
+    if next_step:
+        parts.append(next_step)
     return "\n".join(parts)
 
 
@@ -276,6 +279,7 @@ def success(
     binding: Binding = "mcp-tool",
     summary: str | None = None,
     text: str | None = None,
+    next_step: str | None = None,
 ) -> CallToolResult:
     """A labelled result carrying *host_result* verbatim; oversized results become an error.
 
@@ -312,6 +316,7 @@ def success(
             bridge_result=bridge_result,
             limits=limits,
             summary=summary,
+            next_step=next_step,
         )
     return _result(structured, text, binding=binding, limits=limits)
 

@@ -10,7 +10,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
-from bridge import label
+from bridge import label, summaries
 from bridge.adapter_policy import AdapterPolicyGate
 from bridge.calls import Outcome, call_host
 from bridge.config import BridgeSettings
@@ -76,8 +76,12 @@ class BridgeRuntime:
         *summarize* renders a few readable lines of the result; they are fenced as host data.
         """
         outcome = await self.call(ctx, tool=tool, method=method, params=params, call_site=call_site)
-        summary = self._summary(summarize, outcome.result) if outcome.result is not None else None
-        return self.answer(tool, outcome, summary=summary)
+        if outcome.result is None:
+            return self.answer(tool, outcome)
+        summary = self._summary(summarize, method, outcome.result)
+        return self.answer(
+            tool, outcome, summary=summary, next_step=summaries.next_step(method, outcome.result)
+        )
 
     async def call(
         self,
@@ -110,6 +114,7 @@ class BridgeRuntime:
         *,
         summary: str | None = None,
         binding: Binding = "mcp-tool",
+        next_step: str | None = None,
     ) -> CallToolResult:
         """Label *outcome* as a tool result (the one labelling step of a plain forwarded call)."""
         common: dict[str, Any] = {
@@ -124,16 +129,22 @@ class BridgeRuntime:
         if outcome.result is None:
             assert outcome.error is not None
             return label.failure(error=outcome.error, **common)
-        return label.success(host_result=outcome.result, summary=summary, **common)
+        return label.success(
+            host_result=outcome.result, summary=summary, next_step=next_step, **common
+        )
 
-    def _summary(self, summarize: Summarizer | None, result: dict[str, Any]) -> str | None:
+    def _summary(
+        self, summarize: Summarizer | None, method: str, result: dict[str, Any]
+    ) -> str | None:
+        """The bridge's summary, said to be the bridge's, with the host values it quotes fenced."""
         if summarize is None:
             return None
         try:
             text = summarize(result)
         except Exception:  # a summary is a convenience; the verbatim result is what counts
             return None
-        return fence(text, label="HOST SUMMARY", total_limit=self.limits.total_chars)
+        values = fence(text, label="HOST VALUES", total_limit=self.limits.total_chars)
+        return f"{summaries.summary_title(method)}\n{values}"
 
     async def bridge_state(self, tool: str, data: dict[str, Any], started: float) -> CallToolResult:
         """A labelled result for a debug tool (no host call). `adapters.mcp.enabled: false` refuses

@@ -17,7 +17,16 @@ from mcp.server.mcpserver import Extension, MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, Tool
 
-from bridge import SERVER_NAME, __version__, deadline, label, listing, prompts, resources
+from bridge import (
+    SERVER_NAME,
+    __version__,
+    deadline,
+    label,
+    listing,
+    prompts,
+    resources,
+    structured,
+)
 from bridge import arguments as bridge_arguments
 from bridge.config import BridgeSettings, ConfigError
 from bridge.listing import WARM_UP_READ_S
@@ -114,6 +123,16 @@ def expose_only(server: MCPServer[Any], allowed: Sequence[str] | None) -> None:
         server.remove_tool(name)
 
 
+def allow_large_results(server: MCPServer[Any], max_chars: int) -> None:
+    """`_meta["anthropic/maxResultSizeChars"]` on the tools whose results can pass Claude Code's
+    inline default, so their bounded pages reach the model whole instead of a file reference."""
+    if max_chars <= structured.CLIENT_DEFAULT_CHARS:
+        return
+    for tool in server._tool_manager.list_tools():
+        if tool.name in structured.LARGE_RESULT_TOOLS:
+            tool.meta = {**(tool.meta or {}), structured.RESULT_SIZE_KEY: max_chars}
+
+
 def create_server(
     settings: BridgeSettings,
     *,
@@ -166,6 +185,7 @@ def create_server(
     )
     register(server, (*CORE_TOOLS, *extra_tools))
     expose_only(server, settings.tools)
+    allow_large_results(server, settings.structured_max_chars)
     resources.register(server)
     prompts.register(server)
     return server

@@ -32,6 +32,11 @@ ELIDED_NOTE = (
     "in `cuts` keeps only its first `kept` of `total` items; nothing else was changed. Narrow the "
     "request (fewer paths, a smaller limit) for the rest."
 )
+RESULT_SIZE_KEY = "anthropic/maxResultSizeChars"  # Claude Code: inline a result up to this size
+CLIENT_DEFAULT_CHARS = 50_000  # what Claude Code inlines without it (larger goes to a file)
+# Tools whose results were measured above CLIENT_DEFAULT_CHARS (bench/result_sizes.py: asp_inspect
+# pages ~96,000, a 300-file migration check or sweep evaluation ~100,000); the rest stay < 8,000.
+LARGE_RESULT_TOOLS = frozenset({"asp_inspect", "asp_migration_check", "asp_ext_evaluate_changeset"})
 UNCAPPED_KEYS = frozenset({"nextCursor"})  # bridge-issued tokens a client must pass back whole
 _RECORD_RESERVE = 600  # room kept for the `elided` record itself
 

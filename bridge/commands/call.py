@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `call`: exit 1 when the tool answered an error."""
-    repo = check_repo(args.repo)
+    repo = check_repo(settings_of(args).repo)
     try:
         arguments = json.loads(args.args)
     except ValueError as exc:
@@ -57,5 +58,24 @@ async def _call(args: argparse.Namespace, repo: Path, arguments: dict[str, Any])
         )
     else:
         for block in result.content:
-            print(getattr(block, "text", f"[{block.type} content]"))
+            print(for_people(getattr(block, "text", f"[{block.type} content]")))
     return 1 if result.is_error else 0
+
+
+_HOST_RESULT = re.compile(
+    r"^Host result \(verbatim JSON[^\n]*\n<<<UNTRUSTED HOST RESULT (\w+) [^\n]*>>>\n"
+    r"(.*?)\n<<<END UNTRUSTED HOST RESULT \1>>>$",
+    re.M | re.S,
+)
+
+
+def for_people(text: str) -> str:
+    """The tool's text for a terminal: the one-line JSON of the host result (often several KB)
+    is replaced by its size and where to see it; everything else is printed as the tool wrote it."""
+    return _HOST_RESULT.sub(
+        lambda m: (
+            f"(The host's full result, {len(m.group(2))} characters of JSON, is in the "
+            "structured content: add --json to see it.)"
+        ),
+        text,
+    )

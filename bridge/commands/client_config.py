@@ -37,7 +37,7 @@ def _launcher() -> tuple[str, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `client-config`."""
-    repo = check_repo(args.repo)
+    repo = check_repo(settings_of(args).repo)
     settings_of(args)
     command, prefix = _launcher()
     entry: dict[str, Any] = {"command": command, "args": [*prefix, *passthrough(args, repo)]}

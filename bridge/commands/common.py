@@ -9,10 +9,14 @@ from typing import Any
 from bridge.config import BridgeSettings, ConfigError, load_settings
 
 
-def add_common(parser: argparse.ArgumentParser, *, repo_required: bool = True) -> None:
+def add_common(parser: argparse.ArgumentParser, *, repo_required: bool = False) -> None:
     """--repo, --host, --timeout and --config, as every bridge-running subcommand takes them."""
     parser.add_argument(
-        "--repo", type=Path, required=repo_required, help="workspace the host serves"
+        "--repo",
+        type=Path,
+        required=repo_required,
+        help="workspace the host serves (default: the `repo` setting from --config or "
+        "ASP_BRIDGE_REPO, else the current directory)",
     )
     parser.add_argument(
         "--host",

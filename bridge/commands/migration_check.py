@@ -93,7 +93,7 @@ def tool_arguments(args: argparse.Namespace, repo: Path) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of `migration-check`; raises the CLI's ConfigError for bad settings."""
-    repo = check_repo(args.repo)
+    repo = check_repo(settings_of(args).repo)
     settings = settings_of(args)
     if settings.repo is None:
         settings = settings.model_copy(update={"repo": repo})

@@ -63,5 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.transport == "stdio":
         server.run("stdio")
     else:
+        url = f"http://{settings.http_host}:{settings.port}/mcp"
+        print(f"asp-mcp-bridge: serving MCP over streamable HTTP at {url}", file=sys.stderr)
         run_http(server, settings)
     return 0

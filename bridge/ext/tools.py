@@ -17,11 +17,14 @@ from pydantic import Field
 from bridge import label
 from bridge.adapter_policy import Surface
 from bridge.calls import Outcome, admit, refused
+from bridge.fence import fence
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
+from bridge.migration.findings import parse_host_findings
 from bridge.runtime import BridgeRuntime
 from bridge.summaries import evaluated_paths_line
 from bridge.tools import READ_ONLY, runtime
+from bridge.tools.inspect_render import text_of
 
 if TYPE_CHECKING:
     from bridge.ext.extension import AspOuterSeamExtension
@@ -34,6 +37,8 @@ NOTICE = (
 )
 METHOD_NOT_FOUND = -32601
 DECISIONS = ("allow", "deny", "indeterminate")
+FINDINGS_SHOWN = 50
+FINDINGS_CHARS = 10_000
 
 ToolCallSite = Literal["interactive", "sweep"]
 
@@ -59,13 +64,32 @@ async def _admit(
 def _decision_summary(
     result: dict[str, Any] | None, call_site: str, changeset: Any = None
 ) -> str | None:
+    """The decision, how many paths were evaluated, and the findings as `path:line code message`
+    (host text, so the list is fenced and each line capped)."""
     decision = result.get("decision") if isinstance(result, dict) else None
     if decision not in DECISIONS or not isinstance(result, dict):
         return None
-    return (
+    findings, unreadable = parse_host_findings(result.get("findings", []))
+    lines = [
+        f"{text_of(f.path)}:{f.start.line + 1 if f.start else '?'} {text_of(f.rule, 80)} "
+        f"{text_of(f.message)}"
+        for f in findings[:FINDINGS_SHOWN]
+    ]
+    parts = [
         f"Host decision: {decision} at call-site {call_site} — advisory information only; an MCP "
-        "result never satisfies a gate.\n" + evaluated_paths_line(changeset, result)
-    )
+        "result never satisfies a gate.",
+        evaluated_paths_line(changeset, result),
+        f"Findings ({len(findings)}"
+        + (f", {len(unreadable)} unreadable" if unreadable else "")
+        + "):"
+        if findings or unreadable
+        else "Findings: none reported by the host.",
+    ]
+    if lines:
+        more = len(findings) - len(lines)
+        listing = "\n".join(lines) + (f"\n(+{more} more in structuredContent)" if more > 0 else "")
+        parts.append(fence(listing, label="HOST FINDINGS", total_limit=FINDINGS_CHARS))
+    return "\n".join(parts)
 
 
 def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:

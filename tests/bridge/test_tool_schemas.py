@@ -58,3 +58,17 @@ async def test_no_tool_schema_has_an_empty_or_untyped_part(tmp_path: Path) -> No
         + (loose_parts(tool.output_schema, "outputSchema") if tool.output_schema else [])
     ]
     assert not problems, "\n".join(problems)
+
+
+async def test_only_tools_measured_above_the_client_default_raise_its_size_limit(
+    tmp_path: Path,
+) -> None:
+    extension, middleware = build_extension()
+    settings = BridgeSettings(repo=tmp_path, host=list(bad_host_argv("ok")))
+    server = create_server(settings, extensions=[extension], middleware=middleware)
+    async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
+        tools = (await client.list_tools()).tools
+    declared = {t.name: (t.meta or {}).get("anthropic/maxResultSizeChars") for t in tools}
+    assert declared.pop("asp_inspect") == declared.pop("asp_migration_check") == 100_000
+    assert declared.pop("asp_ext_evaluate_changeset") == 100_000
+    assert set(declared.values()) == {None}  # bounded far below 50,000 chars (measured)
