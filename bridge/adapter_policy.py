@@ -27,6 +27,7 @@ from typing import Any, Literal
 import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
+from bridge import deadline
 from host_client import HostClient, HostUnavailable
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,12 @@ class AdapterPolicyGate:
         self._unknown = None
         try:
             result = await client.call(
-                POLICY_METHOD, None, timeout=POLICY_TIMEOUT_S, origin="adapter-policy"
+                POLICY_METHOD,
+                None,
+                # inside a tool call the read may use the call's budget: a host that is still
+                # starting is slow to answer its first request, which is not a policy failure
+                timeout=deadline.host_timeout(POLICY_TIMEOUT_S),
+                origin="adapter-policy",
             )
         except AspError as error:
             if error.code == ErrorCode.METHOD_NOT_FOUND.value.code:

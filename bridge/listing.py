@@ -38,7 +38,7 @@ TOOL_SURFACES: dict[str, Surface] = {
 TOOL_CAPABILITY: dict[str, str] = {"asp_ext_request_edit_plan": "edit"}
 MAX_SESSIONS = 16  # sessions remembered for list_changed (one per stdio connection in practice)
 WARM_UP_WAIT_S = 3.0  # longest a tools/list waits for the first policy/capabilities read
-WARM_UP_READ_S = 3.0  # deadline of the warm-up's host/capabilities read
+WARM_UP_READ_S = 10.0  # deadline of the warm-up's host/capabilities read (a cold host)
 
 ToolLister = Callable[[], Awaitable[list[Tool]]]
 
@@ -115,11 +115,15 @@ class Listing:
     async def warm_up(
         self, read_policy: Callable[[], Awaitable[Any]], read_caps: Callable[[], Awaitable[Any]]
     ) -> None:
-        """Read the policy and the capabilities once (failures leave them unknown), then notify."""
+        """Read the capabilities, then the policy, once, and notify when that changed the list.
+
+        The capabilities read goes first and waits for a cold host; only a host that answered it
+        is asked for its policy (an unanswered policy read would count as a failure and refuse
+        evaluate for a while). Failures leave both unknown: the calls report the host."""
         try:
-            with anyio.move_on_after(WARM_UP_WAIT_S * 2):  # reads are bounded below, too
-                await read_policy()
+            with anyio.move_on_after(WARM_UP_READ_S + 5):  # both reads are bounded, too
                 self.observe("host/capabilities", await read_caps())
+                await read_policy()
         except Exception as exc:  # an unreadable host is reported by the calls themselves
             log.info("listing warm-up could not read the host (%s)", exc.__class__.__name__)
         finally:

@@ -92,6 +92,7 @@ def model_view(
 
 
 def _lists(value: Any, pointer: str, out: list[tuple[str, list[Any]]]) -> None:
+    """Every array under *value*, with its JSON pointer."""
     if isinstance(value, list):
         out.append((pointer, value))
         for i, item in enumerate(value):
@@ -99,6 +100,20 @@ def _lists(value: Any, pointer: str, out: list[tuple[str, list[Any]]]) -> None:
     elif isinstance(value, dict):
         for key, item in value.items():
             _lists(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", out)
+
+
+def _to_cut(found: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]] | None:
+    """The array to shorten: the largest one, or an array inside it that holds most of its size
+    (so a page of nodes is cut, not the list of provider answers that carries it)."""
+    sized = [(size_of(items), pointer, items) for pointer, items in found if items]
+    if not sized:
+        return None
+    best = max(sized, key=lambda c: c[0])
+    while True:
+        inner = [c for c in sized if c[1].startswith(best[1] + "/") and c[0] * 2 >= best[0]]
+        if not inner:
+            return best[1], best[2]
+        best = max(inner, key=lambda c: c[0])
 
 
 def bound(view: dict[str, Any], max_chars: int, original: dict[str, Any]) -> dict[str, Any]:
@@ -120,14 +135,16 @@ def bound(view: dict[str, Any], max_chars: int, original: dict[str, Any]) -> dic
         found: list[tuple[str, list[Any]]] = []
         for key in ("hostResult", "bridgeResult"):
             _lists(cut.get(key), f"/{key}", found)
-        candidates = [(size_of(items), pointer, items) for pointer, items in found if items]
-        if not candidates:
-            for key in ("hostResult", "bridgeResult"):  # no array left to shorten
-                if cut.get(key) is not None:
-                    totals.setdefault(f"/{key}", 1)
-                    cut[key] = None
-            break
-        _, pointer, items = max(candidates, key=lambda c: c[0])
+        chosen = _to_cut(found)
+        if chosen is None:  # no array left to shorten: drop the larger part, then re-check
+            present = [k for k in ("hostResult", "bridgeResult") if cut.get(k) is not None]
+            if not present:
+                break
+            key = max(present, key=lambda k: size_of(cut[k]))
+            totals.setdefault(f"/{key}", 1)
+            cut[key] = None
+            continue
+        pointer, items = chosen
         totals.setdefault(pointer, len(items))
         removed = 0
         while items and removed < excess:
@@ -138,6 +155,10 @@ def bound(view: dict[str, Any], max_chars: int, original: dict[str, Any]) -> dic
         for pointer, total in totals.items()
     ]
     cut["elided"] = record
+    untrusted = cut["untrusted"]
+    untrusted["parts"] = [
+        p for p in untrusted["parts"] if p not in ("hostResult", "bridgeResult") or cut.get(p)
+    ]
     return cut
 
 

@@ -220,6 +220,7 @@ def render(
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
     limits = replace(state.limits, total_chars=0)
     full_digest = digest(host_result)
+    fixed = size_of(page_of(host_result, verb, 0, 0))  # the answer without any item
     budget = page_chars
     coverage = (
         "degraded" if degraded else "complete" if exhaustive and not truncated else "incomplete"
@@ -270,10 +271,16 @@ def render(
                 budget,
             ),
         )
-        structured = size_of(paged) + size_of(bridge_result) + STRUCTURED_RESERVE
+        # structuredContent: the items' share must fit beside the answer's fixed part (receipt,
+        # validAsOf); when even that is too large, the bound cuts it visibly (bridge/structured.py)
+        items_part = size_of(paged) - fixed
+        room = max(
+            limits.structured_chars - fixed - size_of(bridge_result) - STRUCTURED_RESERVE,
+            limits.structured_chars // 10,
+        )
         over = max(len(text) - page_chars, 0)
-        if structured > limits.structured_chars and page.lines:  # shrink by the same share
-            share = (structured - limits.structured_chars) / structured
+        if items_part > room and page.lines:  # shrink the lines by the same share
+            share = (items_part - room) / items_part
             over = max(over, int(share * sum(len(line) + 1 for line in page.lines)) + 1)
         if over == 0 or len(page.lines) <= 1:
             break

@@ -29,7 +29,12 @@ def test_success_keeps_host_result_verbatim_and_labels_three_ways() -> None:
     host_result = {"pass": True, "decision": "allow", "nested": {"s": "x" * 500}}
     result = _success(host_result)
     envelope = result.structured_content
-    assert envelope["hostResult"] == host_result  # verbatim, strings not capped here
+    # what a model reads: host strings capped like the text's, the headline first, parts named
+    assert envelope["hostResult"] == cap_strings(host_result, LIMITS.string_chars)
+    assert envelope["hostResult"]["nested"]["s"] == "x" * 100 + "…[+400 chars]"
+    assert next(iter(envelope)) == "headline"
+    assert envelope["headline"] == result.content[0].text.split("\n", 1)[0]
+    assert envelope["untrusted"]["parts"] == ["hostResult", "host.name"]
     assert "pass" not in envelope and "decision" not in envelope  # never lifted to the top level
     assert envelope["nonAuthoritative"] is True
     assert envelope["authority"] == {

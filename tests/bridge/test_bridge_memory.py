@@ -247,13 +247,16 @@ async def test_cancellation_reaches_the_host(tmp_path: Path) -> None:
     """Legacy in-memory carries client notifications (modern in-memory does not): MCP cancel → $/cancelRequest."""
     record = tmp_path / "cancels.jsonl"
     async with connect(_settings(tmp_path, "record-cancel", str(record)), "legacy") as client:
+        # the first tools/list waits (bounded) for its own reads of this never-answering host
+        await client.list_tools()
         with anyio.move_on_after(0.5):
             await client.call_tool("asp_status", {})
         with anyio.fail_after(5):
-            while not record.exists():
+            while not record.exists() or "host/status" not in record.read_text():
                 await anyio.sleep(0.02)
-        cancel = json.loads(record.read_text().splitlines()[0])
-        assert cancel["method"] == "$/cancelRequest" and cancel["for"] == "host/status"
+        cancels = [json.loads(line) for line in record.read_text().splitlines()]
+        [cancel] = [c for c in cancels if c["for"] == "host/status"]
+        assert cancel["method"] == "$/cancelRequest"
         trace = (await client.call_tool("asp_debug_trace", {})).structured_content["bridgeResult"]
         entry = next(e for e in trace["entries"] if e["method"] == "host/status")
         assert entry["outcome"] == "cancelled" and entry["cancelSent"] is True

@@ -239,4 +239,5 @@ async def test_a_non_object_entry_is_named_by_the_parser(repo: Path) -> None:
     async with bridge(repo) as client:
         result = await client.call_tool("asp_migration_check", {"findings": [3]})
     error = assert_labelled(result, is_error=True)["error"]
-    assert error["reason"] == "refused" and "entry 0" in error["message"]
+    # the input schema says findings are objects: refused in one line naming the entry
+    assert error["reason"] == "refused" and "`findings[0]` = 3" in error["message"]
