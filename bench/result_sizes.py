@@ -70,9 +70,11 @@ async def measure(repo: Path, limit: int) -> dict[str, tuple[int, int, int]]:
             args: dict[str, Any] = {"verb": "symbols"} | ({"cursor": cursor} if cursor else {})
             result = await client.call_tool("asp_inspect", args)
             note("asp_inspect", result)
-            cursor = ((result.structured_content or {}).get("bridgeResult") or {}).get(
-                "inspect", {}
-            ).get("nextCursor")
+            cursor = (
+                ((result.structured_content or {}).get("bridgeResult") or {})
+                .get("inspect", {})
+                .get("nextCursor")
+            )
             if cursor is None:
                 break
     return sizes
@@ -85,7 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     sizes = anyio.run(measure, args.repo.resolve(), args.limit)
     print(f"repository {args.repo.resolve()}, structured_max_chars {args.limit}")
-    print("| tool | calls | largest structuredContent (chars) | largest text (chars) | over 50,000 |")
+    print(
+        "| tool | calls | largest structuredContent (chars) | largest text (chars) | over 50,000 |"
+    )
     print("|---|---:|---:|---:|---|")
     for name, (structured, text, calls) in sorted(sizes.items()):
         over = "yes" if structured > CLIENT_DEFAULT else "no"
