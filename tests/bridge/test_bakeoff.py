@@ -35,6 +35,7 @@ ADR_0025_CASES = {
 }
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_bakeoff_on_the_reference_host(tmp_path: Path) -> None:

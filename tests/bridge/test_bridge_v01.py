@@ -68,6 +68,7 @@ async def _evaluate(client: Client, changeset: dict[str, Any], call_site: str) -
     return result
 
 
+@pytest.mark.needs_definitions
 async def test_clean_change_allowed_through_the_bridge_and_marked_mapped(tmp_path: Path) -> None:
     async with bridge(tmp_path, "clean") as (client, changeset):
         result = await _evaluate(client, changeset, "gate")
@@ -81,6 +82,7 @@ async def test_clean_change_allowed_through_the_bridge_and_marked_mapped(tmp_pat
         assert "negotiated asp/0.1" in detail
 
 
+@pytest.mark.needs_definitions
 async def test_bad_change_denied_through_the_bridge_with_its_finding(tmp_path: Path) -> None:
     async with bridge(tmp_path, "finding") as (client, changeset):
         result = await _evaluate(client, changeset, "interactive")

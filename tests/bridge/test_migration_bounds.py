@@ -212,6 +212,7 @@ async def test_cancellation_stops_matching_at_the_next_checkpoint(
 HOSTILE = "ok\x1b[2J\x1b]0;pwned\x07\r\u202egnp.exe\u2066x\u200f"
 
 
+@pytest.mark.needs_definitions
 def test_report_text_carries_no_control_or_bidi_characters_from_host_strings() -> None:
     caps = copy.deepcopy(load_json("examples/core/capabilities.check-only.json")["result"])
     status = copy.deepcopy(load_json("examples/core/status.ready.json")["result"])

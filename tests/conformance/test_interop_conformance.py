@@ -140,6 +140,7 @@ def test_interop_private_claims(pool: HostPool) -> None:
 FILES = {"src/app.py": "x = 1\n", "README.md": "hello\n"}
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ["asp/1.0", "asp/0.1"])
 async def test_interop_independent_host_fake(protocol: str) -> None:
@@ -186,6 +187,7 @@ LEFT_OUT: dict[str, str] = {
 }
 
 
+@pytest.mark.needs_definitions
 def test_every_interop_id_has_its_test() -> None:
     """Each INTEROP-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
     require_definitions()

@@ -60,6 +60,7 @@ def judge(raw: dict[str, Any], expected_digest: str | None = None, *, read: bool
     )
 
 
+@pytest.mark.needs_definitions
 def test_recorded_initialize_maps_to_a_v1_capability_with_safe_values() -> None:
     results = recorded_results("initialize")
     assert results, "the recording has initialize results"
@@ -78,6 +79,7 @@ def test_recorded_initialize_maps_to_a_v1_capability_with_safe_values() -> None:
         assert "typescript.types" in profile.known_checks
 
 
+@pytest.mark.needs_definitions
 def test_every_recorded_assessment_maps_to_v1_and_says_so() -> None:
     assessments = recorded_results("assessment")
     assert {a["status"] for a in assessments} >= {"complete", "incomplete", "unsupported", "error"}
@@ -94,6 +96,7 @@ def test_every_recorded_assessment_maps_to_v1_and_says_so() -> None:
         assert raw["evidence"] != mapped["evidence"], "the original is not modified"
 
 
+@pytest.mark.needs_definitions
 def test_recorded_non_complete_assessment_keeps_the_providers_reasons() -> None:
     incomplete = next(a for a in recorded_results("assessment") if a["status"] == "incomplete")
     profile = LegacyProfile()
@@ -111,6 +114,7 @@ def _assessment(**changes: Any) -> dict[str, Any]:
     return raw
 
 
+@pytest.mark.needs_definitions
 def test_positions_are_converted_or_dropped_never_guessed() -> None:
     location_ok = {
         "path": "src/a.ts",
@@ -139,6 +143,7 @@ def test_positions_are_converted_or_dropped_never_guessed() -> None:
     assert any("converted" in n for n in notes) and any("dropped" in n for n in notes)
 
 
+@pytest.mark.needs_definitions
 def test_evidence_kinds_outside_v1_are_dropped_with_a_note() -> None:
     raw = _assessment(evidence=[{"kind": "log", "message": "x"}, {"kind": "message"}])
     mapped, notes = LegacyProfile().map_assessment(raw)
@@ -146,6 +151,7 @@ def test_evidence_kinds_outside_v1_are_dropped_with_a_note() -> None:
     assert any("log" in n for n in notes)
 
 
+@pytest.mark.needs_definitions
 def test_host_owned_fields_at_any_depth_are_not_mapped_away() -> None:
     forged = {"kind": "log", "data": {"deep": {"decision": "allow"}}}
     raw = _assessment(evidence=[forged])
@@ -155,6 +161,7 @@ def test_host_owned_fields_at_any_depth_are_not_mapped_away() -> None:
     assert check.reason == "malformed" and "host-owned" in check.detail
 
 
+@pytest.mark.needs_definitions
 def test_config_digest_is_opaque_but_must_stay_stable_in_a_session() -> None:
     profile = LegacyProfile()
     first, _ = profile.map_assessment(_assessment())

@@ -65,6 +65,7 @@ def _every_method(host: HostProcess) -> dict[str, Any]:
     return results
 
 
+@pytest.mark.needs_definitions
 def test_no_repository_program_runs_through_any_host_method(repo: Path) -> None:
     host = HostProcess(repo).start()
     try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import git, make_repo
 from tests.support.host_checks import (
@@ -22,6 +24,7 @@ from tests.support.host_harness import HostProcess
 ODD = ("new\nline.py", " lead space.py", "-dash.py", "tab\there.py", "ünïcödé.py", "q\"uote'.py")
 
 
+@pytest.mark.needs_definitions
 def test_odd_and_undecodable_names_never_fail_a_method(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", **{name: "X = 1\n" for name in ODD}})
     root = os.fsencode(repo)

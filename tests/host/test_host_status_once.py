@@ -23,6 +23,7 @@ RESULTS = {
 }
 
 
+@pytest.mark.needs_definitions
 @pytest.mark.parametrize("name", sorted(RESULTS))
 def test_each_pin_is_checked_once_per_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str

@@ -55,6 +55,7 @@ def callers_of(result: dict[str, Any]) -> set[str]:
     return {e["from"] for e in answer["result"]["edges"]}
 
 
+@pytest.mark.needs_definitions
 async def test_deadlines_hit_while_indexing_never_quarantine(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", generated(40))
     before = snapshot_tree(repo)
@@ -87,6 +88,7 @@ async def test_deadlines_hit_while_indexing_never_quarantine(tmp_path: Path) -> 
     assert snapshot_tree(repo) == before
 
 
+@pytest.mark.needs_definitions
 async def test_a_query_during_indexing_answers_at_once_with_progress(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", generated(30))
     settings = inspect_with("--index-wait-ms", "0", "--hold-build-requests", "2")

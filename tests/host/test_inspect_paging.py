@@ -50,6 +50,7 @@ async def pages(ctx: Any, fields: dict[str, Any]) -> list[dict[str, Any]]:
         assert len(out) < 100
 
 
+@pytest.mark.needs_definitions
 async def test_references_come_in_bounded_pages_that_add_up_to_the_whole(big: Path) -> None:
     async with host(big) as ctx:
         whole = only(await query_inspect(ctx, request("references", symbol=ROUND_CENTS)))
@@ -69,6 +70,7 @@ async def test_references_come_in_bounded_pages_that_add_up_to_the_whole(big: Pa
         ]
 
 
+@pytest.mark.needs_definitions
 async def test_impact_pages_and_cursors_are_bound_to_their_question(big: Path) -> None:
     async with host(big) as ctx:
         whole = only(await query_inspect(ctx, request("impact", paths=[MONEY])))
