@@ -6,6 +6,7 @@ the `tools` allow-list exposes fewer tools."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,19 @@ async def test_the_tools_allow_list_exposes_fewer_tools(tmp_path: Path) -> None:
     ]
     with pytest.raises(ConfigError, match="unknown tool 'asp_stat'"):
         _server(tmp_path, state, tools=["asp_stat"])
+
+
+@pytest.mark.slow  # the bridge's shutdown waits out the stuck host's exit grace
+@pytest.mark.parametrize("mode", MODES)
+async def test_initialize_answers_while_the_host_is_still_starting(
+    tmp_path: Path, mode: str
+) -> None:
+    """The host starts in the background: a host that never reads its input does not hold up
+    initialize, and the first tools/list waits for it only briefly (bounded), then lists."""
+    slow = [sys.executable, "-c", "import time; time.sleep(60)"]
+    settings = BridgeSettings(repo=tmp_path, host=slow, timeout=5.0)
+    with anyio.fail_after(20):  # a hang guard, not a timing assertion
+        async with Client(create_server(settings), mode=mode) as client:  # type: ignore[arg-type]
+            assert client.server_info is not None
+            names = {tool.name for tool in (await client.list_tools()).tools}
+    assert "asp_status" in names
