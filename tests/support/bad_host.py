@@ -293,6 +293,7 @@ def _serve_adapters(endpoint: JsonRpcEndpoint, state_file: Path) -> None:
         return {
             "policy": {"adapters": block},
             "source": "test-policy",
+            "activation": "active",
             "policyDigest": now["digest"],
         }
 
