@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from asp_protocol.vocabulary import CapabilityFamily
+from reference_host.proposals import ProposalStore
 from reference_host.sessions.supervisor import Supervisor
 from reference_host.trust.manifests import NOT_CLAIMED, InstalledProvider, PinCheck, check_pin
 from reference_host.trust.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
@@ -22,6 +23,7 @@ class HostContext:
     supervisor: Supervisor
     assurance_mode: str
     trusted_dir: Path | None = None
+    proposals: ProposalStore = field(default_factory=ProposalStore)
     _policies: dict[str | None, EffectivePolicy] = field(default_factory=dict)
 
     def policy_for(self, state: WorkTreeState) -> EffectivePolicy:

@@ -68,6 +68,7 @@ def build_receipt(
     call_site: str | None = None,
     changeset_digest: str | None = None,
     capability_family: str = "check",
+    proposal_id: str | None = None,
 ) -> dict[str, Any]:
     """A receipt whose `failures` mirror `coverage.degraded` and whose coverage is the decision's."""
     receipt: dict[str, Any] = {
@@ -95,4 +96,6 @@ def build_receipt(
         receipt["callSite"] = call_site
     if changeset_digest is not None:
         receipt["changesetDigest"] = changeset_digest
+    if proposal_id is not None:
+        receipt["proposalId"] = proposal_id
     return receipt

@@ -2,8 +2,8 @@
 
 Provider methods sent here are fast paths around the host: `check/evaluate` / `judge/evaluate`
 get a `deny` envelope with degraded `lattice-fast-path` (empty `ran`, no authority evidence);
-`edit/propose`, `act/propose` and `sense/*` get a typed `policy` error. Edit and apply are not
-built: `host/requestEditPlan` / `host/applyProposal` answer a typed `contract` error.
+`edit/propose`, `act/propose` and `sense/*` get a typed `policy` error. `host/requestEditPlan`
+and `host/applyProposal` are the edit profile (`edit/`); apply is the only method that writes.
 `host/queryInspect` routes to the inspect providers (`inspect/query.py`); the fast-path deny is
 built in `evaluate/fast_path.py`, the private helpers live in `helpers.py`.
 """
@@ -19,6 +19,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from asp_protocol.errors import AspError, ErrorCode, FailClass
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, RequestHandler
 from reference_host.context import HostContext
+from reference_host.edit.apply import apply_proposal
+from reference_host.edit.plan import request_edit_plan
 from reference_host.evaluate.evaluation import evaluate_changeset
 from reference_host.evaluate.fast_path import fast_path_envelope
 from reference_host.helpers import policy_info, put_blob, working_changeset
@@ -37,7 +39,6 @@ FAST_PATH_REFUSED = (
     "sense/query",
     "inspect/references",
 )
-UNBUILT = ("host/requestEditPlan", "host/applyProposal")
 
 
 def _object_params(params: Any) -> dict[str, Any]:
@@ -85,6 +86,8 @@ def build_endpoint(
 
     add("host/evaluateChangeset", evaluate)
     add("host/queryInspect", lambda params, rpc: query_inspect(ctx, params, rpc))
+    add("host/requestEditPlan", lambda params, rpc: request_edit_plan(ctx, params, rpc))
+    add("host/applyProposal", lambda params, rpc: apply_proposal(ctx, params, rpc))
 
     for method in FAST_PATH_CHECK:
 
@@ -99,16 +102,6 @@ def build_endpoint(
                 ErrorCode.SCOPE_DENIED,
                 "provider methods are not offered on the host's outer seam",
                 "policy",
-                method,
-            ),
-        )
-    for method in UNBUILT:
-        add(
-            method,
-            _refusal(
-                ErrorCode.METHOD_NOT_FOUND,
-                "this profile is not built in the reference host",
-                "contract",
                 method,
             ),
         )

@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.vocabulary import CapabilityFamily, DegradationReason, LifecycleState
+from reference_host.sessions.edit_session import EditProviderSession
 from reference_host.sessions.inspect_session import InspectProviderSession
 from reference_host.sessions.session import ProviderSession, SessionFailure
 from reference_host.trust.manifests import InstalledProvider
@@ -29,6 +30,7 @@ QUARANTINE_AFTER = 3
 SESSION_TYPES: dict[CapabilityFamily, type[ProviderSession]] = {
     "check": ProviderSession,
     "inspect": InspectProviderSession,
+    "edit": EditProviderSession,
 }
 
 

@@ -158,10 +158,11 @@ def test_core_host_capabilities(pool: HostPool) -> None:
     assert server(caps, "fake-clean", "sources")["capabilities"] == ["check"]
     if "legacyRoles" in caps:
         assert caps["legacyRoles"].get("judge", True) is True
+    # the edit profile is built (non-Core): incomplete params are an input error, not a refusal
     for method in ("host/requestEditPlan", "host/applyProposal"):
         with pytest.raises(AspError) as refused:
             hut.call(method, {"callSite": "interactive"})
-        assert refused.value.fail_class == "contract"
+        assert refused.value.fail_class == "input"
 
 
 # -- CORE-HOST-EVALUATE ----------------------------------------------------------------------

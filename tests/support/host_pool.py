@@ -123,6 +123,10 @@ class HostUnderTest:
     def changeset(self, files: Mapping[str, str | bytes | None]) -> dict[str, Any]:
         return {"baseline": self.baseline(), "changes": self.edit(files)}
 
+    def expect_current_tree(self) -> None:
+        """Accept the work tree as it is now (after a successful host/applyProposal wrote it)."""
+        self._expected = snapshot_tree(self.repo)
+
     def verify_tree(self) -> None:
         assert snapshot_tree(self.repo) == self._expected, "the host changed the work tree"
 

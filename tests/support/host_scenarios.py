@@ -60,6 +60,7 @@ class Fake:
     bin: str | None = None
     manifest_extra: tuple[tuple[str, Any], ...] = ()
     settings: tuple[tuple[str, Any], ...] = ()  # trusted provider-settings.json, when given
+    module: str = FAKE_MODULE
 
     @property
     def tampered(self) -> bool:
@@ -71,7 +72,7 @@ class Fake:
         return self.id or f"fake-{self.behavior}"
 
     def argv(self) -> list[str]:
-        args = ["-m", FAKE_MODULE, "--behavior", self.behavior, "--id", self.pid]
+        args = ["-m", self.module, "--behavior", self.behavior, "--id", self.pid]
         if self.protocol is not None:
             args += ["--protocol", self.protocol]
         if self.hang_seconds is not None:
@@ -89,6 +90,7 @@ class Req:
     providers: tuple[Fake, ...]
     assurance: tuple[str, ...] = ("advisory", "gated")
     pin: tuple[tuple[str, str], ...] = ()
+    capabilities: tuple[str, ...] = ("check",)
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ def policy_for(config: HostConfig) -> dict[str, Any]:
         "requirements": [
             {
                 "id": req.id,
-                "capabilities": ["check"],
+                "capabilities": list(req.capabilities),
                 "assurance": list(req.assurance),
                 "authority": {"providers": [pin_for(f, req.pin) for f in req.providers]},
             }

@@ -1,0 +1,163 @@
+"""Which edit providers a request may use, and one `edit/propose` run under the call-site budget.
+
+Edit requirements are the policy's requirements with the `edit` capability: those the call-site's
+gate lists, else every edit requirement of the policy (a repository may pin an edit provider
+without making edits part of a gate). Their pinned providers are asked in policy order; with no
+edit requirement, every trusted provider whose manifest declares `edit` is asked, advisory.
+Launch, the read-only grant, callbacks and quarantine are the supervisor's, as for check and
+inspect; a session that asked for write access is never sent a request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from asp_protocol.models import CallSite, DegradationReason
+from reference_host.context import HostContext
+from reference_host.coverage import degradation
+from reference_host.edit.plan_checks import PlanCheck, check_plan
+from reference_host.sessions.callbacks import EvaluationScope
+from reference_host.sessions.edit_session import EditProviderSession
+from reference_host.sessions.session import SessionFailure
+from reference_host.trust.manifests import NOT_CLAIMED
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider, Requirement
+
+
+@dataclass
+class EditTarget:
+    """One provider that may answer an edit request: pinned by a requirement, or advisory."""
+
+    provider_id: str
+    coverage_id: str
+    pin: PinnedProvider | None = None
+    requirement_id: str | None = None
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
+    granted: bool = False
+
+
+def edit_requirements(policy: EffectivePolicy, call_site: CallSite) -> list[Requirement]:
+    """The edit requirements in force at *call_site* (see the module docstring)."""
+    if policy.config is None:
+        return []
+    listed = [*policy.required_ids(call_site), *policy.optional_ids(call_site)]
+    gated = [r for r in map(policy.requirement, listed) if r and "edit" in r.capabilities]
+    return gated or [r for r in policy.config.requirements if "edit" in r.capabilities]
+
+
+def edit_targets(
+    ctx: HostContext, policy: EffectivePolicy, call_site: CallSite
+) -> list[EditTarget]:
+    targets = [
+        EditTarget(pin.id, requirement.id, pin, requirement.id)
+        for requirement in edit_requirements(policy, call_site)
+        for pin in requirement.authority.providers
+    ]
+    if not targets:
+        for provider_id, installed in sorted(ctx.providers.items()):
+            if installed.manifest is not None and "edit" in installed.manifest.capabilities:
+                targets.append(EditTarget(provider_id, f"{provider_id}/edit"))
+    return targets
+
+
+def provenance_of(ctx: HostContext, provider_id: str) -> dict[str, Any]:
+    installed = ctx.providers.get(provider_id)
+    manifest = installed.manifest if installed else None
+    claims = installed.conformance_claims if installed else []
+    return {
+        "provider": provider_id,
+        "capability": "edit",
+        "identity": manifest.provenance.publisher if manifest else provider_id,
+        "integrity": manifest.artifact.fingerprint if manifest else "unknown",
+        "conformance": claims[0] if claims else NOT_CLAIMED,
+    }
+
+
+def judge_authority(
+    ctx: HostContext, target: EditTarget, policy: EffectivePolicy, call_site: CallSite
+) -> None:
+    """Authority evidence for a pinned target (an advisory one has none and is never granted)."""
+    if target.pin is None or target.requirement_id is None:
+        return
+    check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
+    target.evidence, target.granted = evidence, check.granted
+    target.provenance = ctx.provenance(target.provider_id, check, "edit")
+    if not check.granted:
+        target.degraded.append(
+            degradation(
+                target.provider_id,
+                "missing-authority",
+                "policy pin does not match the trusted manifest: " + "; ".join(check.mismatches),
+                requirement=target.requirement_id,
+                capability="edit",
+            )
+        )
+
+
+async def propose(
+    ctx: HostContext,
+    target: EditTarget,
+    params: dict[str, Any],
+    scope: EvaluationScope,
+    scope_paths: list[str],
+    deadline: float,
+) -> None:
+    """Ask *target* for a plan; on success `target.plan` is set, else a degradation is added."""
+
+    def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
+        target.degraded.append(
+            degradation(
+                target.provider_id,
+                reason,
+                detail,
+                requirement=target.requirement_id,
+                capability="edit",
+                provider_state=state,
+            )
+        )
+
+    target.provenance = target.provenance or provenance_of(ctx, target.provider_id)
+    try:
+        session = await ctx.supervisor.session_for(
+            target.provider_id, scope.baseline, deadline - anyio.current_time(), family="edit"
+        )
+    except SessionFailure as failure:
+        return degrade(failure.reason, failure.detail, failure.state)
+    assert isinstance(session, EditProviderSession)
+    if session.requests_write:
+        return degrade(
+            "direct-write-risk",
+            "edit provider requested write access at initialize; the host writes, providers propose",
+            session.state,
+        )
+    async with session.lock:
+        try:
+            raw = await ctx.supervisor.request(
+                target.provider_id,
+                session,
+                "edit/propose",
+                lambda: session.scoped_request(
+                    "edit/propose", params, scope, max(0.001, deadline - anyio.current_time())
+                ),
+                quote_error=True,
+            )
+        except SessionFailure as failure:
+            return degrade(failure.reason, failure.detail, failure.state)
+        index = await anyio.to_thread.run_sync(scope.index)
+        check: PlanCheck = check_plan(
+            raw,
+            proposal_id=params["proposalId"],
+            provider_id=target.provider_id,
+            baseline=scope.baseline,
+            scope=scope_paths,
+            index=index,
+            served=scope.served | session.served_ever,
+        )
+    if check.plan is None:
+        return degrade(check.reason or "malformed", check.detail, session.state)
+    target.plan = check.plan
