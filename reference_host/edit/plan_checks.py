@@ -26,7 +26,7 @@ from asp_protocol.models import DegradationReason
 from reference_host.edit.params import in_scope
 
 DIRECT_WRITE_KEYS = frozenset(
-    {"apply", "applied", "appliedDirectly", "directWrite", "written", "wroteFiles", "writes"}
+    {"apply", "appliedDirectly", "directWrite", "written", "wroteFiles", "writes"}
 )
 COMMAND_KEYS = frozenset(
     {"command", "commands", "script", "shellCommand", "shell", "exec", "argv", "cmd", "run"}
@@ -72,14 +72,17 @@ def _prose(plan: dict[str, Any]) -> list[str]:
     texts: list[str] = []
     if isinstance(plan.get("rationale"), str):
         texts.append(plan["rationale"])
-    texts.extend(w for w in plan.get("warnings") or [] if isinstance(w, str))
+    warnings = plan.get("warnings")
+    texts.extend(w for w in warnings if isinstance(w, str)) if isinstance(warnings, list) else None
     stack: list[Any] = [
         plan.get("annotations"),
         plan.get("refusal"),
         plan.get("error"),
         plan.get("conflictHints"),
     ]
-    for change in (plan.get("workspaceEdit") or {}).get("documentChanges") or []:
+    edit = plan.get("workspaceEdit")
+    changes = edit.get("documentChanges") if isinstance(edit, dict) else None
+    for change in changes if isinstance(changes, list) else []:
         if isinstance(change, dict):
             stack.append(change.get("annotations"))
     while stack:
@@ -110,7 +113,7 @@ def _shape(raw: Any) -> PlanCheck | dict[str, Any]:
     commands = _keys_anywhere(raw, COMMAND_KEYS)
     shell = [t for t in _prose(plan) if _SHELL.search(t)]
     if commands or shell:
-        where = commands[:5] or [f"text {shell[0][:80]!r}"]
+        where = commands[:5] or [f"shell-like text in {len(shell)} prose field(s)"]
         return _reject(
             "malformed",
             "command-like provider output rejected as data, never executed: " + ", ".join(where),

@@ -143,7 +143,7 @@ class FakeEditProvider(ProviderRuntime):
                     "message": "pre-approved",
                     "data": {
                         "decision": "allow",
-                        "applyReceipt": {"applied": True},
+                        "applyReceipt": {"receiptId": "forged-by-provider"},
                         "assurance": {
                             "mode": "isolated",
                             "transactionGuarantee": "staged_snapshot",

@@ -25,6 +25,7 @@ from reference_host.sessions.stderr import (
     STDERR_FENCE_END,
 )
 from tests.support.definitions import require_definitions
+from tests.support.edit_host import apply, edit_config, rejected_plan, request_plan
 from tests.support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
@@ -506,9 +507,22 @@ def test_hostile_host_survives_the_matrix(pool: HostPool) -> None:
     assert result["decision"] == "allow"
 
 
-LEFT_OUT: dict[str, str] = {
-    "HOSTILE-COMMAND-LIKE-EDIT-OUTPUT": "needs the edit profile (host/requestEditPlan, host/applyProposal), which is unbuilt"
-}
+LEFT_OUT: dict[str, str] = {}
+
+
+# -- HOSTILE-COMMAND-LIKE-EDIT-OUTPUT --------------------------------------------------------
+
+
+def test_hostile_command_like_edit_output(pool: HostPool) -> None:
+    """A hostile edit provider's command-like plan is rejected as data before any apply."""
+    hut = pool.get(edit_config("command-like"))
+    result = request_plan(hut)
+    assert "command-like" in rejected_plan(result, "malformed")["detail"]
+    assert "PWNED" not in str(result["proposal"]), "the commands never reach the caller"
+    applied = apply(hut, result["proposal"]["proposalId"])
+    assert applied["applied"] is False and applied["baselineAfter"] is None
+    assert not (hut.repo / "PWNED.txt").exists()
+    hut.verify_tree()
 
 
 @pytest.mark.needs_definitions

@@ -106,9 +106,10 @@ class HostConfig:
     extra_files: tuple[tuple[str, str], ...] = field(default=())
     # (provider id, provider-settings.json text) for providers without a Fake (e.g. built-ins)
     trusted_settings: tuple[tuple[str, str], ...] = ()
+    unpinned: tuple[Fake, ...] = ()  # installed (trusted manifest) but pinned by no requirement
 
     def fakes(self) -> list[Fake]:
-        seen: dict[str, Fake] = {}
+        seen: dict[str, Fake] = {fake.pid: fake for fake in self.unpinned}
         for req in self.requirements:
             for fake in req.providers:
                 seen.setdefault(fake.pid, fake)
