@@ -3,7 +3,9 @@
 The request's baseline must be the committed snapshot (`{rev}`) or the current work tree
 (`{rev, dirty}`), else -32011. The host issues the proposal id, sends `edit/propose` (content only
 through the read-only callbacks), judges the answer (`plan_checks.py`) and caches an accepted plan
-with its baseline and scope for `host/applyProposal`. Nothing is written: the workspace is only
+with its baseline and scope for `host/applyProposal`. Providers are asked in order until one
+answers with a plan whose status is not `unsupported` (an `unsupported` answer is kept only when no
+provider does better). Nothing is written: the workspace is only
 read. When no provider produces an acceptable plan the result still carries a schema-valid
 proposal — status `error`, refusal `provider-error`, written by the host and saying so — that is
 never cached, so it can never be applied; the receipt's coverage says what failed.
@@ -117,7 +119,9 @@ async def request_edit_plan(
         await propose(ctx, target, provider_params, scope, request.scope_paths, deadline)
         judge_authority(ctx, target, policy, request.call_site)
         asked.append(target)
-        if target.plan is not None:
+        if target.plan is not None and (chosen is None or chosen.plan is None):
+            chosen = target  # the first acceptable plan, replaced only by a non-unsupported one
+        if target.plan is not None and target.plan["status"] != "unsupported":
             chosen = target
             break
     degraded = host_degraded + [d for t in asked for d in t.degraded]

@@ -63,4 +63,9 @@ PYTHON_INSPECT = BuiltinProvider(
     module="reference_host.providers.python_inspect",
     capability="inspect",
 )
-BUILTIN_PROVIDERS: tuple[BuiltinProvider, ...] = (PYTHON_CHECK, PYTHON_INSPECT)
+PYTHON_EDIT = BuiltinProvider(
+    id="asp-python-edit",
+    module="reference_host.providers.python_edit",
+    capability="edit",
+)
+BUILTIN_PROVIDERS: tuple[BuiltinProvider, ...] = (PYTHON_CHECK, PYTHON_INSPECT, PYTHON_EDIT)

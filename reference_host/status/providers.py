@@ -26,10 +26,7 @@ from reference_host.sessions.supervisor import ProviderRecord
 from reference_host.trust.manifests import PinCheck
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider
 
-SERVED: tuple[CapabilityFamily, ...] = (
-    "inspect",
-    "check",
-)  # families this host routes (edit is an unbuilt profile)
+SERVED: tuple[CapabilityFamily, ...] = ("inspect", "check", "edit")  # families this host routes
 
 
 @dataclass

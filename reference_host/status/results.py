@@ -5,7 +5,8 @@ Status is cheap by design: it reads one `git status`, the cached baseline policy
 manifests, and never launches a provider (an unlaunched provider shows `installed`). The host
 serves `check` and `inspect`: `check` is available through an enrolled provider; `inspect` also
 through an advisory trusted provider (e.g. the built-in `asp-python-inspect`) while no policy
-requirement asks for inspect; `edit` is never available (unbuilt profile).
+requirement asks for inspect; `edit` through any available trusted edit provider (a plan needs
+no authority; applying one needs an edit requirement pinning the provider).
 """
 
 from __future__ import annotations

@@ -87,7 +87,9 @@ def capability_coverage(
                 required_for.extend(s for s in entry.required_for if s not in required_for)
         # check needs an enrolled provider; inspect also routes to advisory (trusted, unpinned)
         # providers when no policy requirement asks for inspect (see inspect/targets.inspect_targets)
-        advisory_ok = family == "inspect" and not _requires(policy, family)
+        # edit plans may come from an advisory provider (apply then needs an edit pin, see
+        # edit/apply.py), so an available edit provider of any role makes edit available
+        advisory_ok = family == "edit" or (family == "inspect" and not _requires(policy, family))
         available = family in SERVED and any(
             s["available"] and (advisory_ok or s["role"] != "advisory") for s in states
         )

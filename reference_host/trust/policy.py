@@ -17,13 +17,20 @@ from asp_protocol.canonical import digest, digest_bytes, strict_loads
 from asp_protocol.policy_rules import policy_rules
 from asp_protocol.vocabulary import CALL_SITES, AssuranceMode, CallSite, CapabilityFamily
 from asp_protocol.wire import Frozen
-from reference_host.providers import PROVIDER_VERSION, PUBLISHER, PYTHON_CHECK, BuiltinProvider
+from reference_host.providers import (
+    PROVIDER_VERSION,
+    PUBLISHER,
+    PYTHON_CHECK,
+    PYTHON_EDIT,
+    BuiltinProvider,
+)
 
 POLICY_PATH = ".asp/asp.json"
 POLICY_DIR = ".asp/"
 RequirementRole = Literal["required", "optional"]
 DEFAULT_SOURCE = "built-in-default"
 DEFAULT_REQUIREMENT = "python-check"
+DEFAULT_EDIT_REQUIREMENT = "python-edit"
 DEFAULT_BUDGETS_MS: dict[str, int] = {"interactive": 10000, "gate": 30000, "sweep": 300000}
 
 
@@ -154,12 +161,27 @@ class EffectivePolicy:
         return self.config.adapters.model_dump(by_alias=True, exclude_none=True)
 
 
-def default_policy_document(provider: BuiltinProvider = PYTHON_CHECK) -> dict[str, Any]:
-    """The built-in default: `python-check`, required everywhere, pinned to the built-in manifest."""
+def _pin(provider: BuiltinProvider) -> dict[str, Any]:
+    """A pin matching the built-in manifest of *provider* on every axis."""
     try:
         integrity = provider.fingerprint()
     except RuntimeError:
         integrity = "not-installed"
+    return {
+        "id": provider.id,
+        "version": PROVIDER_VERSION,
+        "identity": PUBLISHER,
+        "integrity": integrity,
+        "conformance": provider.capability_profiles[0]
+        if provider.capability_profiles
+        else "not_claimed",
+    }
+
+
+def default_policy_document(provider: BuiltinProvider = PYTHON_CHECK) -> dict[str, Any]:
+    """The built-in default: `python-check`, required everywhere, pinned to the built-in manifest,
+    and `python-edit`, the edit authority of the built-in `asp-python-edit` (in no gate: editing
+    is never part of a decision, it is what `host/applyProposal` checks before writing)."""
     gate = {"requiredRequirements": [DEFAULT_REQUIREMENT], "optionalRequirements": []}
     return {
         "aspVersion": ASP_PROTOCOL_VERSION,
@@ -168,20 +190,14 @@ def default_policy_document(provider: BuiltinProvider = PYTHON_CHECK) -> dict[st
                 "id": DEFAULT_REQUIREMENT,
                 "capabilities": ["check"],
                 "assurance": ["advisory", "gated"],
-                "authority": {
-                    "providers": [
-                        {
-                            "id": provider.id,
-                            "version": PROVIDER_VERSION,
-                            "identity": PUBLISHER,
-                            "integrity": integrity,
-                            "conformance": provider.capability_profiles[0]
-                            if provider.capability_profiles
-                            else "not_claimed",
-                        }
-                    ]
-                },
-            }
+                "authority": {"providers": [_pin(provider)]},
+            },
+            {
+                "id": DEFAULT_EDIT_REQUIREMENT,
+                "capabilities": ["edit"],
+                "assurance": ["advisory", "gated"],
+                "authority": {"providers": [_pin(PYTHON_EDIT)]},
+            },
         ],
         "gates": {site: dict(gate) for site in CALL_SITES},
         "policy": policy_rules(),

@@ -153,7 +153,6 @@ def test_core_host_capabilities(pool: HostPool) -> None:
     assert "fake-clean" in check["providers"]
     for family in ("inspect", "edit"):
         assert caps["capabilities"][family]["requiredFor"] == [], f"{family} is not Core"
-    assert caps["capabilities"]["edit"]["available"] is False
     assert mentions(caps["coverage"]["required"], REQ)
     assert server(caps, "fake-clean", "sources")["capabilities"] == ["check"]
     if "legacyRoles" in caps:

@@ -1,0 +1,194 @@
+"""Rename one definition across the indexed workspace, from the inspect engine's resolved facts.
+
+The symbol is found as inspect finds it (`resolve_symbol`: an id `path::Qual.name`, a dotted
+name or a bare name) and must name exactly one class or function. Edited are: the definition's
+name; every use whose chain, resolved prefix by prefix through the index, reaches the definition
+at that name; every `from m import name` the index resolves to it (an `as` alias keeps the alias,
+so the importer's own uses stay as they are); and `__all__` strings of modules exporting it.
+Refused, with the reason, are: a new name that is not an identifier or collides in the defining
+scope, in the class hierarchy, or in an importer that binds the name unaliased; a method that
+overrides or is overridden (renaming one member of a hierarchy would split it); and any
+`x.<name>` use of a method where `x` cannot be resolved (it might be this method).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reference_host.providers.pyindex.facts import UseFact
+from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
+from reference_host.providers.pyindex.queries import resolve_symbol
+from reference_host.providers.pyindex.tokens import (
+    Pos,
+    Token,
+    all_strings,
+    chain_positions,
+    definition_name,
+    import_aliases,
+    is_new_name,
+    tokens_of,
+)
+
+MAX_REPORTED = 10
+
+
+@dataclass
+class RenameResult:
+    """Name occurrences to rewrite per path (start positions, each `length` code points long),
+    or why the rename is refused: `ambiguous`/`unresolved` (an incomplete plan) or `invalid`."""
+
+    old: str = ""
+    target: str = ""
+    sites: dict[str, set[Pos]] = field(default_factory=dict)
+    strings: dict[str, list[Token]] = field(default_factory=dict)
+    refusal: str | None = None  # "invalid" | "ambiguous" | "unresolved"
+    detail: str = ""
+
+    def refuse(self, kind: str, detail: str) -> RenameResult:
+        self.refusal, self.detail = kind, detail
+        return self
+
+
+def _class_of(index: PythonIndex, target: str) -> str | None:
+    """The enclosing class id of a method definition, else None."""
+    path, qualname = split_id(target)
+    owner = qualname.rpartition(".")[0]
+    if owner and index.is_class(f"{path}::{owner}"):
+        return f"{path}::{owner}"
+    return None
+
+
+def _all_bases(index: PythonIndex, cls: str) -> set[str]:
+    seen: set[str] = set()
+    stack = list(index.bases(cls))
+    while stack:
+        base = stack.pop()
+        if base not in seen:
+            seen.add(base)
+            stack.extend(index.bases(base))
+    return seen
+
+
+def _external(file: FileEntry, use: UseFact) -> bool:
+    """True when the use's root name is bound by an import the index could not follow (a module
+    outside the workspace): such an object is never one of the workspace's classes."""
+    scopes = file.facts.scopes
+    index, first = use.scope, True
+    while index >= 0:
+        scope = scopes[index]
+        if scope.kind == "class" and not first:
+            index = scope.parent
+            continue
+        binding = scope.bindings.get(use.chain[0])
+        if binding is not None:
+            return binding[0] == "import"
+        first, index = False, scope.parent
+    return False
+
+
+def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str) -> RenameResult:
+    """Where to rewrite the name of *symbol* to *new* (see the module docstring)."""
+    result = RenameResult()
+    if not is_new_name(new):
+        return result.refuse("invalid", f"newName {new[:80]!r} is not a Python identifier")
+    matches = [m for m in resolve_symbol(index, {"id": symbol}) if index.def_fact(m) is not None]
+    if not matches:
+        return result.refuse(
+            "unresolved", f"no class or function definition found for {symbol[:200]!r}"
+        )
+    if len(matches) > 1:
+        return result.refuse(
+            "ambiguous",
+            f"{symbol[:80]!r} names {len(matches)} definitions: "
+            + ", ".join(matches[:MAX_REPORTED]),
+        )
+    target = matches[0]
+    found = index.def_fact(target)
+    assert found is not None
+    entry, fact = found
+    result.old, result.target = fact.name, target
+    if fact.name == new:
+        return result.refuse("invalid", "newName is the current name")
+    if new in entry.facts.scopes[fact.parent_scope].bindings:
+        return result.refuse(
+            "invalid", f"{new} is already bound where {fact.name} is defined ({entry.path})"
+        )
+    cls = _class_of(index, target)
+    if cls is not None:
+        if index.class_member(cls, new) is not None:
+            return result.refuse("invalid", f"{new} already exists on {cls}")
+        for other in [d for ids in index.by_name.values() for d in ids]:
+            if other != cls and index.is_class(other) and cls in _all_bases(index, other):
+                member = index.class_member(other, fact.name)
+                if member is not None and member[1] != target:
+                    return result.refuse(
+                        "unresolved",
+                        f"{target} is overridden in {other}; rename the hierarchy by hand",
+                    )
+        for base in _all_bases(index, cls):
+            if index.class_member(base, fact.name) is not None:
+                return result.refuse("unresolved", f"{target} overrides a member of {base}")
+    tokens: dict[str, list[Token]] = {}
+    for path, text in texts.items():
+        if path not in index.files or fact.name not in text:
+            continue
+        toks = tokens_of(text)
+        if toks is None:
+            if fact.name in text:
+                return result.refuse(
+                    "unresolved", f"{path} does not tokenize; it may use {fact.name}"
+                )
+            continue
+        tokens[path] = toks
+    definition = definition_name(tokens.get(entry.path, []), fact.span, fact.name)
+    if definition is None:
+        return result.refuse("unresolved", f"cannot place the name of {target} in its source")
+    result.sites.setdefault(entry.path, set()).add(definition)
+    unresolved: list[str] = []
+    for path, toks in tokens.items():
+        file = index.files[path]
+        for use in file.facts.uses:
+            if fact.name not in use.chain:
+                continue
+            positions = None
+            for k, part in enumerate(use.chain):
+                if part != fact.name:
+                    continue
+                reached, consumed = index.resolve_chain(path, use.scope, use.chain[: k + 1])
+                if reached == ("def", target) and consumed == k + 1:
+                    positions = positions or chain_positions(toks, use.span, use.chain)
+                    if positions[k] is None:
+                        return result.refuse(
+                            "unresolved",
+                            f"cannot place a use of {fact.name} in {path}:{use.span[0] + 1}",
+                        )
+                    result.sites.setdefault(path, set()).add(positions[k])  # type: ignore[arg-type]
+                elif cls is not None and k > 0 and consumed < k and not _external(file, use):
+                    unresolved.append(f"{path}:{use.span[0] + 1}")
+        for imp in file.facts.imports:
+            if imp.name != fact.name:
+                continue
+            absname = index.absolute_module(path, imp.module, imp.level)
+            holder = index.resolve_module(absname, path) if absname else None
+            if holder is None or index.module_attr(holder, fact.name) != ("def", target):
+                continue
+            aliases, _ = import_aliases(toks, imp.span)
+            for alias in aliases:
+                if alias.name != fact.name:
+                    continue
+                if alias.bound == fact.name and new in file.facts.scopes[imp.scope].bindings:
+                    return result.refuse(
+                        "invalid", f"{new} is already bound in {path}, which imports {fact.name}"
+                    )
+                result.sites.setdefault(path, set()).add(alias.name_start)
+        exported = file.facts.all_names and fact.name in file.facts.all_names
+        if exported and index.module_attr(path, fact.name) == ("def", target):
+            result.strings[path] = all_strings(toks, fact.name)
+    if unresolved:
+        unique = sorted(set(unresolved))
+        return result.refuse(
+            "unresolved",
+            f"{len(unique)} use(s) of .{fact.name} on an object the index cannot resolve (it may be "
+            f"{target}): " + ", ".join(unique[:MAX_REPORTED]),
+        )
+    return result
