@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from asp_protocol.models import BLOB_REF_PATTERN, AssessmentStatus, Baseline, Closed, Range
+from asp_protocol.models import Baseline, Range
+from asp_protocol.vocabulary import BLOB_REF_PATTERN, AssessmentStatus
+from asp_protocol.wire import Closed
 
 EDIT_CAPABILITY_VERSION = "edit/1.0"
 ResourceKind = Literal["create", "modify", "delete", "rename", "move"]

@@ -8,8 +8,7 @@ from typing import Any, cast
 
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.models import CallSite
-from reference_host.trust.policy import CALL_SITES
+from asp_protocol.vocabulary import CALL_SITES, CallSite
 
 PLAN_KEYS = frozenset({"callSite", "operation", "baseline", "args", "scope", "proposalId"})
 APPLY_KEYS = frozenset({"callSite", "proposalId", "intent", "proposal", "edit", "basePolicyDigest"})

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.edit_plan import EditPlan
 from asp_protocol.host_owned import find_host_owned_fields
-from asp_protocol.models import DegradationReason
+from asp_protocol.vocabulary import DegradationReason
 from reference_host.edit.params import in_scope
 
 DIRECT_WRITE_KEYS = frozenset(

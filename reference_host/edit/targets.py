@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.models import CallSite, DegradationReason
+from asp_protocol.vocabulary import CallSite, DegradationReason
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.edit.plan_checks import PlanCheck, check_plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from asp_protocol.models import CapabilityFamily
+from asp_protocol.vocabulary import CapabilityFamily
 from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
 
 
