@@ -21,6 +21,7 @@ from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, RequestHandler
 from reference_host.context import HostContext
 from reference_host.edit.apply import apply_proposal
 from reference_host.edit.plan import request_edit_plan
+from reference_host.edit.preview import proposal_preview
 from reference_host.evaluate.evaluation import evaluate_changeset
 from reference_host.evaluate.fast_path import fast_path_envelope
 from reference_host.helpers import policy_info, put_blob, working_changeset
@@ -80,6 +81,7 @@ def build_endpoint(
     add("host/workingChangeset", _threaded(working_changeset, ctx))
     add("host/putBlob", _threaded(put_blob, ctx))
     add("host/policy", _threaded(policy_info, ctx))
+    add("host/proposalPreview", _threaded(proposal_preview, ctx))
 
     async def evaluate(params: Any, rpc: RequestContext) -> Any:
         return await evaluate_changeset(ctx, params, rpc)

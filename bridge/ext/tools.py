@@ -17,6 +17,7 @@ from pydantic import Field
 from bridge import label
 from bridge.adapter_policy import Surface
 from bridge.calls import Outcome, admit, refused
+from bridge.ext.plan_diff import unified_diff
 from bridge.fence import fence
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
@@ -90,6 +91,36 @@ def _decision_summary(
         listing = "\n".join(lines) + (f"\n(+{more} more in structuredContent)" if more > 0 else "")
         parts.append(fence(listing, label="HOST FINDINGS", total_limit=FINDINGS_CHARS))
     return "\n".join(parts)
+
+
+async def _plan_diff(
+    ext: AspOuterSeamExtension, rt: BridgeRuntime, result: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The plan's unified diff from the host's `host/proposalPreview` helper (never from files):
+    structured `{text, truncated}` or `{unavailable}`, and the fenced text view."""
+    raw = result.get("proposal")
+    proposal: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    proposal_id = proposal.get("proposalId")
+    if proposal.get("status") != "complete" or not isinstance(proposal_id, str):
+        return {"unavailable": "the plan is not complete, so there is nothing to show"}, None
+    preview = await ext.call(
+        rt,
+        "host/proposalPreview",
+        {"proposalId": proposal_id},
+        call_site=None,
+        origin=EDIT_PLAN,
+        report=None,
+    )
+    if preview.result is None:
+        reason = preview.error.message if preview.error is not None else "no answer"
+        return {"unavailable": f"host/proposalPreview failed: {reason}"[:300]}, None
+    text, truncated = unified_diff(preview.result)
+    body = "```diff\n" + text.replace("```", "`\u200b``") + "```"
+    view = fence(body, label="PLAN DIFF", total_limit=rt.limits.total_chars)
+    return {
+        "text": text,
+        "truncated": truncated,
+    }, "Unified diff of the plan (not applied):\n" + view
 
 
 def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
@@ -187,7 +218,32 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         summary = (
             "A proposal only: nothing was applied or written; apply is never available over MCP."
         )
-        return _answer(rt, EDIT_PLAN, outcome, summary)
+        if outcome.result is None:
+            return _answer(rt, EDIT_PLAN, outcome, summary)
+        diff, appendix = await _plan_diff(ext, rt, outcome.result)
+        bridge_result = {"diff": diff}
+        text = label.success_text(
+            EDIT_PLAN,
+            method,
+            callSite,
+            host_result=outcome.result,
+            bridge_result=bridge_result,
+            limits=rt.limits,
+            summary=summary,
+        )
+        return label.success(
+            tool=EDIT_PLAN,
+            method=method,
+            call_site=callSite,
+            host=rt.host_identity(),
+            latency_ms=outcome.latency_ms,
+            limits=rt.limits,
+            binding="mcp-extension",
+            host_result=outcome.result,
+            bridge_result=bridge_result,
+            summary=summary,
+            text=text + ("\n" + appendix if appendix else ""),
+        )
 
     return [
         ToolBinding(

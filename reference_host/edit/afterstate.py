@@ -33,7 +33,8 @@ class AfterState:
     conflicts: list[dict[str, str]] = field(default_factory=list)
 
 
-def _edits(change: dict[str, Any]) -> list[Edit]:
+def text_edits_of(change: dict[str, Any]) -> list[Edit]:
+    """A document change's text edits as `textedits.Edit`s (shared with the preview helper)."""
     return [
         Edit(
             (e["range"]["start"]["line"], e["range"]["start"]["char"]),
@@ -94,7 +95,7 @@ def compute_after_state(
         if change.get("edits"):
             assert data is not None
             try:
-                after = apply_text_edits(data, _edits(change))
+                after = apply_text_edits(data, text_edits_of(change))
             except TextEditError as exc:
                 out.refusal, out.detail = "malformed", f"text edits of {path}: {exc}"
                 return out

@@ -6,9 +6,14 @@ ordinary MCP tools may never send; each still gets `gateSatisfied: false` over M
 
 from __future__ import annotations
 
+import dataclasses
+
+from asp_protocol.vocabulary import CallSite
 from bridge.ext.bakeoff.spec import (
     DEFAULT_FILES,
     RESULT_PROPERTIES,
+    EDIT_PROVIDER_MODULE,
+    Action,
     Case,
     Expectation,
     ProviderSpec,
@@ -54,6 +59,40 @@ def _single(
         budgets=budgets or {},
         expect=expect,
         needs=needs,
+    )
+
+
+RENAME = {"operation": "rename", "args": {"symbol": "greet", "newName": "welcome"}}
+
+
+def _edit(
+    name: str,
+    title: str,
+    check: str,
+    *,
+    action: Action,
+    call_site: CallSite,
+    properties: tuple[str, ...],
+) -> Case:
+    """An edit case: the built-in Python edit provider (installed from a trusted manifest and
+    pinned by an edit requirement that is in no gate) renames `greet`; the check fake *check*
+    judges the after-state. The work tree starts clean, so the plan's expected digests hold."""
+    base = _single(name, title, check, expect=Expectation(), properties=properties)
+    editor = ProviderSpec(
+        id="asp-python-edit", behavior="rename", module=EDIT_PROVIDER_MODULE, capabilities=("edit",)
+    )
+    edit_req = RequirementSpec(
+        id="bake-edit-req", provider=editor.id, call_sites=(), capabilities=("edit",)
+    )
+    return dataclasses.replace(
+        base,
+        request=RequestSpec(
+            APPLY if action == "apply" else EDIT_PLAN, call_site, action=action, extra_params=RENAME
+        ),
+        providers=(*base.providers, editor),
+        requirements=(*base.requirements, edit_req),
+        change={},
+        needs=("edit",),
     )
 
 
@@ -137,47 +176,29 @@ def all_cases() -> tuple[Case, ...]:
             request=RequestSpec("check/evaluate", "gate", action="fast-path"),
             properties=("fast-path-blocked", "gate-unsatisfiable"),
         ),
-        _single(
+        _edit(
             "edit-plan-request",
             "Edit-plan request",
             "clean",
-            expect=Expectation(),
-            request=RequestSpec(
-                EDIT_PLAN,
-                "interactive",
-                action="edit-plan",
-                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
-            ),
+            action="edit-plan",
+            call_site="interactive",
             properties=("call-site", "request-identity", "receipt-kind", "gate-unsatisfiable"),
-            needs=("edit",),
         ),
-        _single(
+        _edit(
             "denied-apply",
             "Denied apply (validation denies the proposal)",
             "finding",
-            expect=Expectation(),
-            request=RequestSpec(
-                APPLY,
-                "gate",
-                action="apply",
-                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
-            ),
+            action="apply",
+            call_site="gate",
             properties=("mediated-apply", "apply-refused", "gate-unsatisfiable"),
-            needs=("edit",),
         ),
-        _single(
+        _edit(
             "applied-proposal",
             "Applied proposal",
             "clean",
-            expect=Expectation(),
-            request=RequestSpec(
-                APPLY,
-                "gate",
-                action="apply",
-                extra_params={"operation": "rename", "args": {"from": "greet", "to": "welcome"}},
-            ),
+            action="apply",
+            call_site="gate",
             properties=("mediated-apply", "apply-refused", "gate-unsatisfiable"),
-            needs=("edit",),
         ),
     )
 

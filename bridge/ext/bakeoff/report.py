@@ -158,10 +158,13 @@ def _cell(run: BindingRun | None) -> str:
 def _step_cell(step: Step) -> str:
     if step.kind == "result":
         result = step.result if isinstance(step.result, dict) else {}
-        if "decision" in result:
-            return str(result["decision"])
-        if "applied" in result:
-            return "applied" if result["applied"] else "not applied"
+        if "applied" in result:  # an apply result embeds the validation decision
+            raw = result.get("refusal")
+            reason = raw.get("reason", "?") if isinstance(raw, dict) else "?"
+            return "applied" if result["applied"] else f"not applied ({reason})"
+        decision = result.get("decision")
+        if isinstance(decision, str):
+            return decision
         return "result"
     if step.kind == "cancelled":
         reply = (step.cancellation or {}).get("hostReply") or {}

@@ -19,6 +19,7 @@ ChangesetMode = Literal["working", "stale"]
 Action = Literal["call", "cancel", "fast-path", "edit-plan", "apply"]
 
 FAKE_PROVIDER_MODULE = "reference_host.providers.fake"
+EDIT_PROVIDER_MODULE = "reference_host.providers.python_edit"
 BAKEOFF_PUBLISHER = "asp-mcp-bridge-bakeoff"
 BAKEOFF_CONFORMANCE = "core-check-provider"
 
@@ -66,11 +67,13 @@ class ProviderSpec:
     version: str = "1.0.0"
     extra_args: tuple[str, ...] = ()
     protocol_versions: tuple[str, ...] = ("asp/1.0",)
+    module: str = FAKE_PROVIDER_MODULE  # e.g. EDIT_PROVIDER_MODULE, launched without --behavior
+    capabilities: tuple[str, ...] = ("check",)
 
     @property
     def fingerprint(self) -> str:
         """A stable artifact fingerprint for this fake; the policy pins exactly this value."""
-        seed = f"{FAKE_PROVIDER_MODULE}:{self.id}:{self.behavior}".encode()
+        seed = f"{self.module}:{self.id}:{self.behavior}".encode()
         return "sha256:" + hashlib.sha256(seed).hexdigest()
 
 
@@ -82,7 +85,8 @@ class RequirementSpec:
     provider: str
     assurance: tuple[str, ...] = ("advisory", "gated")
     pin_version: str | None = None  # None: pin the manifest's version (authority granted)
-    call_sites: tuple[CallSite, ...] = CALL_SITES
+    call_sites: tuple[CallSite, ...] = CALL_SITES  # () for an edit requirement: in no gate
+    capabilities: tuple[str, ...] = ("check",)
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ def build_policy(case: Case) -> dict[str, Any] | None:
         requirements.append(
             {
                 "id": req.id,
-                "capabilities": ["check"],
+                "capabilities": list(req.capabilities),
                 "assurance": list(req.assurance),
                 "authority": {
                     "providers": [
@@ -184,20 +188,17 @@ def build_manifest(provider: ProviderSpec, python: str) -> dict[str, Any]:
             "version": provider.version,
         },
         "protocolVersions": list(provider.protocol_versions),
-        "capabilities": ["check"],
+        "capabilities": list(provider.capabilities),
         "capabilityProfiles": [BAKEOFF_CONFORMANCE],
         "entrypoint": {
             "transport": "stdio",
             "bin": python,
-            "args": [
-                "-m",
-                FAKE_PROVIDER_MODULE,
-                "--behavior",
-                provider.behavior,
-                "--id",
-                provider.id,
-                *provider.extra_args,
-            ],
+            "args": (
+                ["-m", provider.module, "--behavior", provider.behavior, "--id", provider.id]
+                if provider.module == FAKE_PROVIDER_MODULE
+                else ["-m", provider.module]
+            )
+            + list(provider.extra_args),
         },
         "artifact": {"fingerprint": provider.fingerprint},
         "provenance": {
