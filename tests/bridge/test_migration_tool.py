@@ -48,7 +48,7 @@ def helper():
     """
     return sys.argv
 '''
-LEGACY = ["judge", "rox", "act", "cix", "judge/publishDiagnostics", "lint"]
+LEGACY = ["judge", "rox", "act", "act/propose", "cix", "cix:rename", "judge/publishDiagnostics", "lint"]
 
 
 @asynccontextmanager
@@ -121,7 +121,10 @@ async def test_parity_table_on_a_real_change(repo: Path, shape: str) -> None:
         rows["judge"]["providers"][0]["id"] == "asp-python-check" and rows["judge"]["gateRequires"]
     )
     assert rows["rox"]["status"] == rows["judge"]["status"]
-    assert rows["act"]["status"] == rows["cix"]["status"] == "not-served"  # the host has no edit
+    # the host's edit profile (asp-python-edit, pinned by the built-in default policy) serves them
+    for name in ("act", "cix", "act/propose", "cix:rename"):
+        assert rows[name]["status"] in ("served", "served-degraded"), rows[name]
+        assert rows[name]["providers"][0]["id"] == "asp-python-edit"
     assert rows["judge/publishDiagnostics"]["status"] == "not-served"
     assert rows["lint"]["status"] == "unknown-legacy-name"
 
