@@ -164,7 +164,7 @@ class Apply:
         self.required = [requirement.id]
         check, evidence = ctx.authority(pin, requirement.id, state_policy, self.request.call_site)
         self.evidence = [evidence]
-        self.provenance = [ctx.provenance(cached.provider_id, check, "edit")]
+        self.provenance = [ctx.provenance(cached.provider_id, "edit", check)]
         self.provider_ids = [cached.provider_id, requirement.id]
         if not check.granted:
             return (

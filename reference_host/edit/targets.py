@@ -22,7 +22,6 @@ from reference_host.edit.plan_checks import PlanCheck, check_plan
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.edit_session import EditProviderSession
 from reference_host.sessions.session import SessionFailure
-from reference_host.trust.manifests import NOT_CLAIMED
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider, Requirement
 
 
@@ -65,19 +64,6 @@ def edit_targets(
     return targets
 
 
-def provenance_of(ctx: HostContext, provider_id: str) -> dict[str, Any]:
-    installed = ctx.providers.get(provider_id)
-    manifest = installed.manifest if installed else None
-    claims = installed.conformance_claims if installed else []
-    return {
-        "provider": provider_id,
-        "capability": "edit",
-        "identity": manifest.provenance.publisher if manifest else provider_id,
-        "integrity": manifest.artifact.fingerprint if manifest else "unknown",
-        "conformance": claims[0] if claims else NOT_CLAIMED,
-    }
-
-
 def judge_authority(
     ctx: HostContext, target: EditTarget, policy: EffectivePolicy, call_site: CallSite
 ) -> None:
@@ -86,7 +72,7 @@ def judge_authority(
         return
     check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
     target.evidence, target.granted = evidence, check.granted
-    target.provenance = ctx.provenance(target.provider_id, check, "edit")
+    target.provenance = ctx.provenance(target.provider_id, "edit", check)
     if not check.granted:
         target.degraded.append(
             degradation(
@@ -121,7 +107,7 @@ async def propose(
             )
         )
 
-    target.provenance = target.provenance or provenance_of(ctx, target.provider_id)
+    target.provenance = target.provenance or ctx.provenance(target.provider_id, "edit")
     try:
         session = await ctx.supervisor.session_for(
             target.provider_id, scope.baseline, deadline - anyio.current_time(), family="edit"

@@ -48,7 +48,16 @@ def helper():
     """
     return sys.argv
 '''
-LEGACY = ["judge", "rox", "act", "act/propose", "cix", "cix:rename", "judge/publishDiagnostics", "lint"]
+LEGACY = [
+    "judge",
+    "rox",
+    "act",
+    "act/propose",
+    "cix",
+    "cix:rename",
+    "judge/publishDiagnostics",
+    "lint",
+]
 
 
 @asynccontextmanager
