@@ -1,4 +1,5 @@
-"""`asp-mcp-bridge bakeoff [--host "CMD ARGS"] [--out DIR] [--repeat N] [--case NAME]...`.
+"""`asp-mcp-bridge bakeoff [--host "CMD ARGS"] [--out DIR] [--repeat N] [--case NAME]...
+[--jobs N] [--primary-only]`.
 
 Exit 0 when every must-hold property held in every case it was judged in, 1 when one did not,
 2 on a usage error. Cases the host cannot serve are reported not-run, never passed.
@@ -43,6 +44,11 @@ def add_parser(commands: Any) -> None:
         default=1,
         help="cases run at once (default 1: latency figures without contention)",
     )
+    parser.add_argument(
+        "--primary-only",
+        action="store_true",
+        help="MCP over the 2025-11-25 era and stdio only (skip the other era/transport variants)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             repeat=args.repeat,
             timeout=args.timeout,
             jobs=args.jobs,
+            all_variants=not args.primary_only,
         )
     )
     counts = report["counts"]

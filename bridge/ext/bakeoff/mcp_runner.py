@@ -1,14 +1,19 @@
 """The MCP binding: a real `python -m bridge serve` subprocess per case and a real SDK client that
-sends the extension's custom `asp/host/*` requests (the same params the native run sends)."""
+sends the extension's custom `asp/host/*` requests (the same params the native run sends), in
+either protocol era and over stdio or streamable HTTP (`VARIANTS`)."""
 
 from __future__ import annotations
 
 import os
 import shlex
+import socket
+import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import IO, Any
 
 import anyio
 import mcp.types as types
@@ -26,6 +31,7 @@ METHOD_NOT_FOUND = -32601
 REFUSED_REASON = "refused"
 CANCEL_RECORD_WAIT_S = 5.0
 STDERR_TAIL_CHARS = 4000
+HTTP_START_S = 30.0
 _RAW: Any = TypeAdapter(dict[str, Any])  # the envelope as sent, no MCP result model in between
 
 
@@ -51,16 +57,29 @@ class _McpSide:
         """Send `asp/<host method>`; the envelope's `hostResult` is the compared result."""
         method = PREFIX + host_method
         started = time.perf_counter()
+        seen = [0]
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen[0] += 1
+
         try:
             envelope = await self.client.session.send_request(
                 ExtRequest(method=method, params=params),
                 _RAW,
                 request_read_timeout_seconds=self.timeout,
+                progress_callback=on_progress,
             )
         except MCPError as exc:
-            return _error_step(method, exc, _ms(started))
+            step = _error_step(method, exc, _ms(started))
+            step.progress = seen[0]
+            return step
         return Step(
-            method, "result", _ms(started), result=envelope.get("hostResult"), envelope=envelope
+            method,
+            "result",
+            _ms(started),
+            result=envelope.get("hostResult"),
+            envelope=envelope,
+            progress=seen[0],
         )
 
     async def send_and_cancel(self, host_method: str, params: Any, after_s: float) -> Step:
@@ -130,36 +149,113 @@ def _error_step(method: str, exc: MCPError, latency: float) -> Step:
     )
 
 
-async def run_mcp(
-    prepared: PreparedCase, host_template: str, *, timeout: float = 30.0, mode: str = "legacy"
-) -> BindingRun:
-    """Carry the case through a fresh bridge subprocess with the extension enabled."""
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+VARIANTS: tuple[tuple[str, str], ...] = (
+    ("legacy", "stdio"),
+    ("auto", "stdio"),
+    ("legacy", "streamable-http"),
+    ("auto", "streamable-http"),
+)
+
+
+def variant_name(mode: str, transport: str) -> str:
+    return f"{ERAS[mode]}/{'http' if transport == 'streamable-http' else transport}"
+
+
+def _bridge_args(prepared: PreparedCase, host_template: str, timeout: float) -> list[str]:
     argv = plan.host_argv(host_template, prepared, keep_repo_placeholder=True)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "bridge",
-            "serve",
-            "--repo",
-            str(prepared.repo),
-            "--host",
-            shlex.join(argv),
-            "--timeout",
-            str(timeout),
-        ],
-        env={**os.environ, "ASP_HOST_TRUSTED_DIR": str(prepared.trusted_dir)},
-        cwd=str(prepared.repo),
+    return [
+        "-m",
+        "bridge",
+        "serve",
+        "--repo",
+        str(prepared.repo),
+        "--host",
+        shlex.join(argv),
+        "--timeout",
+        str(timeout),
+    ]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def _http_bridge(
+    args: list[str], env: dict[str, str], cwd: str, errlog: IO[str]
+) -> AsyncIterator[str]:
+    """A bridge subprocess serving streamable HTTP on a free local port; yields its URL."""
+    port = _free_port()
+    process = await anyio.open_process(
+        [sys.executable, *args, "--transport", "streamable-http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=errlog,
+        env=env,
+        cwd=cwd,
     )
+    try:
+        with anyio.fail_after(HTTP_START_S):
+            while True:
+                if process.returncode is not None:
+                    raise RuntimeError("the bridge exited before listening")
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    await anyio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.terminate()
+                with anyio.move_on_after(5):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+
+async def run_mcp(
+    prepared: PreparedCase,
+    host_template: str,
+    *,
+    timeout: float = 30.0,
+    mode: str = "legacy",
+    transport: str = "stdio",
+) -> BindingRun:
+    """Carry the case through a fresh bridge subprocess with the extension enabled, in protocol
+    era *mode* (`legacy`: the 2025-11-25 handshake; `auto`: 2026-07-28 `server/discover`) over
+    *transport* (`stdio` or `streamable-http`)."""
+    args = _bridge_args(prepared, host_template, timeout)
+    env = {**os.environ, "ASP_HOST_TRUSTED_DIR": str(prepared.trusted_dir)}
     before = await anyio.to_thread.run_sync(snapshot, prepared.repo)
-    run = BindingRun("mcp-extension")
+    run = BindingRun("mcp-extension", variant=variant_name(mode, transport))
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
-            transport = stdio_client(params, errlog=errlog)
-            async with Client(transport, mode=mode, read_timeout_seconds=timeout + 10) as client:
+            async with AsyncExitStack() as stack:
+                target: Any
+                if transport == "stdio":
+                    params = StdioServerParameters(
+                        command=sys.executable, args=args, env=env, cwd=str(prepared.repo)
+                    )
+                    target = stdio_client(params, errlog=errlog)
+                else:
+                    target = await stack.enter_async_context(
+                        _http_bridge(args, env, str(prepared.repo), errlog)
+                    )
+                client = await stack.enter_async_context(
+                    Client(target, mode=mode, read_timeout_seconds=timeout + 10)
+                )
                 caps = client.server_capabilities
-                experimental = (caps.experimental or {}) if caps else {}
-                if EXTENSION_ID not in experimental:
+                for name in ("experimental", "extensions"):
+                    if EXTENSION_ID in ((getattr(caps, name, None) or {}) if caps else {}):
+                        run.advertised_in.append(name)
+                if not run.advertised_in:
                     run.status, run.reason = (
                         "failed",
                         f"the bridge does not advertise {EXTENSION_ID}",

@@ -91,9 +91,11 @@ class Step:
     error: dict[str, Any] | None = None  # {code, message, failClass, reason?, data?}
     envelope: dict[str, Any] | None = None  # the MCP label envelope, MCP binding only
     cancellation: dict[str, Any] | None = None  # {sent, hostReply}
+    progress: int = 0  # progress notifications the client received for this request (MCP only)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "progress": self.progress,
             "method": self.method,
             "kind": self.kind,
             "latencyMs": round(self.latency_ms, 3),
@@ -124,6 +126,8 @@ class BindingRun:
     host: dict[str, Any] | None = None
     workspace_unchanged: bool = True
     stderr_tail: str = ""
+    variant: str = ""  # MCP only: "<protocol era>/<transport>", e.g. "2025-11-25/stdio"
+    advertised_in: list[str] = field(default_factory=list)  # capability fields naming the extension
 
     @property
     def final(self) -> Step | None:

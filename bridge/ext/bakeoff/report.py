@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION
+from bridge.ext.bakeoff.adr import adr_rows, variant_rows
+from bridge.ext.bakeoff.adr import render as render_adr
 from bridge.ext.bakeoff.compare import CaseComparison
 from bridge.ext.bakeoff.plan import BindingRun, Step
 from bridge.ext.bakeoff.spec import MUST_HOLD, PROPERTIES, Case
@@ -24,6 +26,8 @@ class CaseResult:
     case: Case
     comparison: CaseComparison
     runs: dict[str, list[BindingRun]] = field(default_factory=dict)
+    # "<era>/<transport>" -> the MCP run over that variant and its comparison with native
+    variants: dict[str, tuple[BindingRun, CaseComparison]] = field(default_factory=dict)
 
 
 def _p50(samples: list[float]) -> float | None:
@@ -79,7 +83,7 @@ def property_verdicts(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
 def build_report(
     results: list[CaseResult], *, host_command: str, repeat: int, started: float, jobs: int = 1
 ) -> dict[str, Any]:
-    records = []
+    records: list[dict[str, Any]] = []
     samples: dict[str, list[float]] = {b: [] for b in BINDINGS}
     warm_samples: dict[str, list[float]] = {b: [] for b in BINDINGS}
     for result in results:
@@ -103,6 +107,21 @@ def build_report(
                     "p50Ms": _p50(lat),
                     "warmLatencyMs": [round(x, 3) for x in warm],
                     "run": first.to_json() if first else None,
+                }
+            )
+        for variant, (run, comparison) in result.variants.items():
+            records.append(
+                {
+                    "case": result.case.name,
+                    "title": result.case.title,
+                    "binding": f"mcp-extension@{variant}",
+                    "method": result.case.request.method,
+                    "callSite": result.case.request.call_site,
+                    "status": run.status,
+                    "reason": run.reason,
+                    "comparison": comparison.status,
+                    "failures": list(comparison.failures),
+                    "run": run.to_json(),
                 }
             )
     properties = property_verdicts(results)
@@ -141,6 +160,8 @@ def build_report(
         "verdict": "fail" if failures else "pass",
         "failures": failures,
         "properties": properties,
+        "adrProperties": adr_rows(results),
+        "variants": variant_rows(results),
         "cases": [r.comparison.to_json() for r in results],
         "records": records,
     }
@@ -232,6 +253,7 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
         cold = "—" if data["p50Ms"] is None else f"{data['p50Ms']:.1f}"
         warm = "—" if data["warmP50Ms"] is None else f"{data['warmP50Ms']:.1f}"
         lines.append(f"| {binding} | {cold} | {warm} | {data['samples']} |")
+    lines += render_adr(report)
     lines += [
         "",
         "Every MCP answer is labelled `gateSatisfied: false`: the extension is a non-authoritative "

@@ -13,12 +13,12 @@ from typing import Any
 import anyio
 
 from bridge.ext.bakeoff.compare import CaseComparison, compare
-from bridge.ext.bakeoff.mcp_runner import run_mcp
+from bridge.ext.bakeoff.mcp_runner import VARIANTS, run_mcp
 from bridge.ext.bakeoff.native import run_native
 from bridge.ext.bakeoff.plan import BindingRun
 from bridge.ext.bakeoff.report import CaseResult, build_report, write
 from bridge.ext.bakeoff.spec import Case
-from bridge.ext.bakeoff.workspace import prepare
+from bridge.ext.bakeoff.workspace import prepare, restore
 
 log = logging.getLogger(__name__)
 
@@ -31,23 +31,34 @@ def _worst(comparisons: list[CaseComparison]) -> CaseComparison:
     return comparisons[0]
 
 
-async def run_case(case: Case, host: str, *, repeat: int, timeout: float) -> CaseResult:
-    """Prepare the case once, then carry it natively and over MCP *repeat* times."""
+async def run_case(
+    case: Case, host: str, *, repeat: int, timeout: float, all_variants: bool = False
+) -> CaseResult:
+    """Prepare the case once, carry it natively and over MCP (2025-11-25 era, stdio) *repeat*
+    times, then once over each other era/transport variant (see `mcp_runner.VARIANTS`)."""
     with tempfile.TemporaryDirectory(prefix=f"asp-bakeoff-{case.name}-") as tmp:
         # git and file work off the event loop: with --jobs > 1 other cases' pipes keep flowing.
         prepared = await anyio.to_thread.run_sync(
             functools.partial(prepare, case, Path(tmp), python=sys.executable)
         )
         runs: dict[str, list[BindingRun]] = {"native": [], "mcp-extension": []}
+        applies = case.request.action == "apply"
         for _ in range(repeat):
             runs["native"].append(await run_native(prepared, host, timeout=timeout))
+            if applies:  # the native apply wrote the work tree: start the next run afresh
+                await anyio.to_thread.run_sync(restore, prepared)
             runs["mcp-extension"].append(await run_mcp(prepared, host, timeout=timeout))
         comparisons = [
             compare(case, native, mcp)
             for native, mcp in zip(runs["native"], runs["mcp-extension"], strict=True)
         ]
+        # The other protocol era and transport, once each: what each loses, case by case.
+        variants: dict[str, tuple[BindingRun, CaseComparison]] = {}
+        for mode, transport in VARIANTS[1:] if all_variants else ():
+            mcp = await run_mcp(prepared, host, timeout=timeout, mode=mode, transport=transport)
+            variants[mcp.variant] = (mcp, compare(case, runs["native"][0], mcp))
     log.info("bake-off case %s: %s", case.name, comparisons[0].status)
-    return CaseResult(case, _worst(comparisons), runs)
+    return CaseResult(case, _worst(comparisons), runs, variants)
 
 
 async def run_bakeoff(
@@ -58,6 +69,7 @@ async def run_bakeoff(
     repeat: int = 1,
     timeout: float = 30.0,
     jobs: int = 1,
+    all_variants: bool = False,
 ) -> tuple[dict[str, Any], Path, Path]:
     """Every case over both bindings; writes `bakeoff.json` and `bakeoff.md` into *out_dir*.
 
@@ -69,7 +81,9 @@ async def run_bakeoff(
 
     async def one(index: int, case: Case) -> None:
         async with limiter:
-            slots[index] = await run_case(case, host, repeat=repeat, timeout=timeout)
+            slots[index] = await run_case(
+                case, host, repeat=repeat, timeout=timeout, all_variants=all_variants
+            )
 
     async with anyio.create_task_group() as tg:
         for index, case in enumerate(cases):

@@ -91,6 +91,19 @@ def prepare(case: Case, root: Path, *, python: str) -> PreparedCase:
     return PreparedCase(case, repo, trusted, head_tree, stale_tree, changeset)
 
 
+def restore(prepared: PreparedCase) -> None:
+    """Put the case's work tree back as `prepare` left it (after a native apply wrote to it), so
+    every binding run of an apply case starts from the same tree: HEAD plus the case's change."""
+    _git(prepared.repo, "checkout", "-q", "--", ".")
+    _git(prepared.repo, "clean", "-q", "-f", "-d")
+    committed = {
+        rel: (prepared.repo / rel).read_text(encoding="utf-8")
+        for rel in prepared.case.change
+        if (prepared.repo / rel).is_file()
+    }
+    _apply_change(prepared.repo, committed, dict(prepared.case.change))
+
+
 def _apply_change(
     repo: Path, committed: dict[str, str], change: dict[str, str | None]
 ) -> list[dict[str, Any]]:
