@@ -93,3 +93,14 @@ asp_version
 # reference_host/workspace.py: oversize/vcs: added for work in flight on other branches (blob size cap, plain directories); drop the entry once used.
 vcs
 _.oversize
+
+# asp_protocol/edit_plan.py: pydantic fields of the closed EditPlan models (validated, never read by name).
+confidence
+conflict_hints
+coordinate_system
+document_changes
+range_basis
+rationale
+recoverable
+supported_operations
+touched_resources

@@ -19,15 +19,6 @@ from asp_protocol.wire import Closed
 
 EDIT_CAPABILITY_VERSION = "edit/1.0"
 ResourceKind = Literal["create", "modify", "delete", "rename", "move"]
-EDIT_OPERATIONS = (
-    "rename",
-    "move",
-    "change-signature",
-    "multi-edit",
-    "organize-imports",
-    "replace-resource",
-    "text-edit",
-)
 
 
 class Precondition(Closed):
