@@ -11,13 +11,19 @@ from typing import Any, ClassVar
 
 from asp_protocol.vocabulary import CapabilityFamily
 from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
+from reference_host.trust.manifests import InstalledProvider
 
 
 class EditProviderSession(ProviderSession):
     """A provider session whose required capability is `edit` (or its legacy alias `act`)."""
 
     family: ClassVar[CapabilityFamily] = "edit"
-    edit: dict[str, Any] | None = None
+
+    def __init__(
+        self, installed: InstalledProvider, workspace_root: str, assurance_mode: str
+    ) -> None:
+        super().__init__(installed, workspace_root, assurance_mode)
+        self.edit: dict[str, Any] | None = None  # the accepted edit capability block
 
     def _accept_capability(self, init: InitializeResult) -> None:
         caps = init.capabilities

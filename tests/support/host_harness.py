@@ -246,6 +246,15 @@ class HostProcess:
         )
         return self._portal.call(request)
 
+    def start_call(
+        self, method: str, params: Any = None, *, timeout: float = DEFAULT_CALL_TIMEOUT
+    ) -> Future[Any]:
+        """Send a request without waiting (concurrent applies); the future holds its outcome."""
+        assert self._portal is not None and self.endpoint is not None
+        return self._portal.start_task_soon(
+            partial(self.endpoint.request, method, params, timeout=timeout)
+        )
+
     def send_raw(self, data: bytes) -> None:
         """Write bytes to the host's stdin verbatim (one or more lines, or garbage)."""
         assert self._portal is not None and self._send is not None
