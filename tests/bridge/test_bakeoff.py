@@ -40,7 +40,7 @@ ADR_0025_CASES = {
 @pytest.mark.anyio
 async def test_bakeoff_on_the_reference_host(tmp_path: Path) -> None:
     report, json_path, md_path = await run_bakeoff(
-        cases.all_cases(), host=DEFAULT_HOST, out_dir=tmp_path, repeat=1, jobs=4
+        cases.all_cases(), host=DEFAULT_HOST, out_dir=tmp_path, repeat=1, jobs=2
     )
     data = json.loads(json_path.read_text())
     assert data == json.loads(json.dumps(report))
