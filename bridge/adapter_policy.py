@@ -38,7 +38,8 @@ SURFACES: dict[str, Surface] = {
     "host/requestEditPlan": "edit-plan",
 }
 POLICY_METHOD = "host/policy"
-POLICY_TIMEOUT_S = 5.0
+POLICY_TIMEOUT_S = 20.0  # generous: on a loaded machine a fresh host answers slowly, and a
+# timeout here refuses evaluate and edit-plan over MCP (fail closed) until the retry interval ends
 RETRY_AFTER_FAILURE_S = 30.0  # a host whose host/policy fails is not asked again on every call
 
 

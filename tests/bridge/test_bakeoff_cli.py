@@ -24,14 +24,22 @@ def bakeoff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_bakeoff_command_writes_both_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = bakeoff(
-        "--case", "missing-provider", "--case", "applied-proposal", "--out", str(out), cwd=tmp_path
+        "--case",
+        "missing-provider",
+        "--case",
+        "applied-proposal",
+        "--primary-only",
+        "--out",
+        str(out),
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     assert "bake-off PASS" in done.stdout
     data = json.loads((out / "bakeoff.json").read_text())
     assert [c["case"] for c in data["cases"]] == ["missing-provider", "applied-proposal"]
     assert data["cases"][0]["status"] == "compared"
-    assert data["cases"][1]["status"] == "not-run"
+    assert data["cases"][1]["status"] == "compared"  # the reference host has the edit profile
+    assert data["variants"] == []  # --primary-only
     assert data["repeat"] == 1
     assert (out / "bakeoff.md").read_text().startswith("# ASP binding bake-off")
 
@@ -54,6 +62,7 @@ def test_a_host_that_cannot_start_fails_the_bakeoff(tmp_path: Path) -> None:
     done = bakeoff(
         "--case",
         "allow",
+        "--primary-only",
         "--host",
         str(tmp_path / "no-such-host"),
         "--out",

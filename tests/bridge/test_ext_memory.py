@@ -140,22 +140,18 @@ async def test_evaluate_preserves_every_call_site_including_gate(
 async def test_inspect_and_edit_plan_pass_the_host_answer_on(
     allow_case: PreparedCase, mode: str
 ) -> None:
-    """queryInspect answers verbatim; edit-plan keeps the host's typed error (edit is unbuilt)."""
+    """queryInspect and requestEditPlan answers pass on verbatim (the host has the edit profile)."""
     inspect = {"callSite": "interactive", "request": {"verb": "symbols"}}
     async with bridge(allow_case, mode) as (client, _):
         envelope = await send(client, "asp/host/queryInspect", inspect)
         assert_envelope(envelope, "host/queryInspect", "interactive")
         assert_valid(envelope["hostResult"], "outer-host.schema.json#/$defs/queryInspectResult")
         assert envelope["hostResult"]["receipt"]["kind"] == "inspect"
-        with pytest.raises(MCPError) as caught:
-            await send(client, "asp/host/requestEditPlan", plan.edit_plan_params(allow_case))
-    data = caught.value.data
-    assert data["authority"]["gateSatisfied"] is False
-    assert data["authority"]["binding"] == "mcp-extension"
-    assert data["error"]["reason"] == "host-error"
-    assert data["error"]["code"] == caught.value.code
-    assert data["error"]["failClass"] == "contract"
-    assert data["hostMethod"] == "host/requestEditPlan"
+        planned = await send(client, "asp/host/requestEditPlan", plan.edit_plan_params(allow_case))
+    result = assert_envelope(planned, "host/requestEditPlan", "interactive")
+    assert_valid(result, "outer-host.schema.json#/$defs/requestEditPlanResult")
+    assert result["receipt"]["kind"] == "edit-request"
+    assert "proposal" in result
 
 
 @pytest.mark.parametrize("mode", MODES)

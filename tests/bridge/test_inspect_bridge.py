@@ -287,7 +287,7 @@ async def test_status_and_capabilities_show_inspect_available(repo: Path) -> Non
         assert states["asp-python-inspect"]["available"] is True
         assert states["asp-python-inspect"]["role"] == "advisory"
         assert capabilities["legacyRoles"]["sense"] is True
-        assert capabilities["capabilities"]["edit"]["available"] is False
+        assert capabilities["capabilities"]["edit"]["available"] is True  # asp-python-edit
         status = assert_labelled(await client.call_tool("asp_status", {}))["hostResult"]
         assert_valid(status, "outer-host.schema.json#/$defs/statusResult")
         server = next(s for s in status["servers"] if s["id"] == "asp-python-inspect")

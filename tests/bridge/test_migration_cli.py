@@ -42,13 +42,22 @@ def findings(repo: Path, tmp_path: Path) -> Path:
 
 def test_text_report(repo: Path, findings: Path) -> None:
     done = _cli(
-        "--legacy", "judge", "act", "--findings", str(findings), "--repo", str(repo), cwd=repo
+        "--legacy",
+        "judge",
+        "act",
+        "crg:wal",
+        "--findings",
+        str(findings),
+        "--repo",
+        str(repo),
+        cwd=repo,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("NON-AUTHORITATIVE: asp_migration_check result")
     assert "NON-AUTHORITATIVE ASP migration check (replacementClaimed: false)" in out
     assert "old 2  asp 2  matched 2  only-old 0 (parity blockers)  only-ASP 0" in out
+    # act is served by the host's edit profile; crg:wal has no outer method at all
     assert "not-served" in out and "Replacement claimed: no." in out
 
 

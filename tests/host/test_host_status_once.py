@@ -39,5 +39,6 @@ def test_each_pin_is_checked_once_per_request(
     handler, ref = RESULTS[name]
     result = handler(ctx, {})
     assert_valid(result, ref)
-    # The built-in default policy pins one provider for one requirement at every call-site.
-    assert calls == ["asp-python-check"]
+    # The built-in default policy pins two providers: python-check (every call-site) and the
+    # edit requirement python-edit (in no gate); each pin is checked once.
+    assert sorted(calls) == ["asp-python-check", "asp-python-edit"]
