@@ -11,8 +11,8 @@ import dataclasses
 from asp_protocol.vocabulary import CallSite
 from bridge.ext.bakeoff.spec import (
     DEFAULT_FILES,
-    RESULT_PROPERTIES,
     EDIT_PROVIDER_MODULE,
+    RESULT_PROPERTIES,
     Action,
     Case,
     Expectation,

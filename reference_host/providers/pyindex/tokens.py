@@ -13,7 +13,8 @@ import keyword
 import tokenize
 from dataclasses import dataclass
 
-from reference_host.providers.pyindex.facts import CALL, Span
+from reference_host.providers.pyindex.chains import CALL
+from reference_host.providers.pyindex.facts import Span
 
 Pos = tuple[int, int]
 
