@@ -66,6 +66,8 @@ def label_guard(settings: BridgeSettings, tools: ToolLister | None = None) -> An
         if ctx.method != "tools/call":
             return result
         if isinstance(result, CallToolResult):
+            if label.is_labelled(result.meta):  # the usual case: no dump of a labelled result
+                return result
             result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         if not isinstance(result, dict) or label.is_labelled(result.get("_meta")):
             return result
@@ -131,6 +133,17 @@ def allow_large_results(server: MCPServer[Any], max_chars: int) -> None:
     for tool in server._tool_manager.list_tools():
         if tool.name in structured.LARGE_RESULT_TOOLS:
             tool.meta = {**(tool.meta or {}), structured.RESULT_SIZE_KEY: max_chars}
+
+
+async def run_stdio(server: MCPServer[BridgeRuntime]) -> None:
+    """Serve one stdio connection over `bridge.stdio` (pipes on the event loop, no worker threads)."""
+    from bridge.stdio import loop_stdio
+
+    lowlevel = (
+        server._lowlevel_server
+    )  # the SDK's documented way to drive a server on given streams
+    async with loop_stdio() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 def create_server(

@@ -7,6 +7,8 @@ import logging
 import sys
 from typing import Any
 
+import anyio
+
 from bridge.commands.common import add_common, check_repo, settings_of
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=settings.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
-    from bridge.server import create_server  # the MCP SDK loads only for commands that serve
+    from bridge.server import create_server, run_stdio  # the SDK loads only for commands that serve
 
     extensions: list[Any] = []
     middleware: list[Any] = []
@@ -61,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     become_subreaper()  # this process's only children are hosts: what they orphan comes back here
     server = create_server(settings, extensions=extensions, middleware=middleware)
     if settings.transport == "stdio":
-        server.run("stdio")
+        from bridge import stdio
+
+        if stdio.usable():
+            anyio.run(run_stdio, server)
+        else:  # a file or terminal on stdin/stdout: the SDK's threaded transport copes with those
+            server.run("stdio")
     else:
         url = f"http://{settings.http_host}:{settings.port}/mcp"
         print(f"asp-mcp-bridge: serving MCP over streamable HTTP at {url}", file=sys.stderr)

@@ -47,6 +47,7 @@ APPLY_REFUSAL = (
     "the non-authoritative mcp-extension binding (ADR 0025). Apply through a harness that speaks "
     "the host's native binding."
 )
+ADVERTISED_ON = frozenset({"initialize", "server/discover"})
 TOOL_NAMES = ("asp_ext_evaluate_changeset", "asp_ext_request_edit_plan")
 
 
@@ -217,8 +218,10 @@ def advertise_middleware(settings: dict[str, Any] | None = None) -> Any:
     advertised = settings or settings_object()
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method not in ADVERTISED_ON:  # every other request passes straight through
+            return await call_next(ctx)
         result = await call_next(ctx)
-        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+        if isinstance(result, dict):
             caps = result.setdefault("capabilities", {})
             if isinstance(caps, dict):
                 caps.setdefault("experimental", {})[EXTENSION_ID] = dict(advertised)

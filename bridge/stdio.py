@@ -1,0 +1,289 @@
+"""The bridge's stdio transport: the pipes read and written on the event loop, handed to the SDK.
+
+The SDK's own `stdio_server` moves every line in and out through worker threads (anyio file
+wrappers); on a 2-core machine that thread hop is most of the bridge's per-call cost. Here the
+process's stdin and stdout pipes are attached to the asyncio loop (`connect_read_pipe` /
+`connect_write_pipe`), complete lines are parsed once and handed to the SDK server as its read
+stream, and each outgoing message is serialized once, straight to bytes. The SDK (`mcp`) stays the
+MCP implementation: only the transport below its streams is ours.
+
+Every bad line gets a typed JSON-RPC answer instead of silence, and the server keeps serving:
+unparseable JSON, nesting or lone surrogates the parser cannot take → -32700 (id null); an object
+that is not a JSON-RPC message → -32600; `params` that is not an object → -32602 with the id; a
+line over the request limit → -32600 at once, `data.reason: refused`, with the id when its head
+carries one. Like the SDK's transport, fds 0 and 1 are diverted (to /dev/null and stderr) while
+serving, so nothing else in the process can write onto the wire. When stdin or stdout is not a
+pipe or socket (a file, a terminal) the SDK's transport is used unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import stat
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import anyio
+import mcp.types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_LINE_BYTES = 16 * 1024 * 1024
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+_HEAD_BYTES = 4096
+_QUEUED_LINES = 64  # stop reading the pipe while this many lines wait for the server
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,19})')
+
+
+def _error(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return json.dumps(body, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _request_id(value: Any) -> Any:
+    """A usable JSON-RPC id, or None (booleans are never ids)."""
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def classify(line: bytes) -> SessionMessage | bytes:
+    """The SDK message a line carries, or the bytes of the typed error answering it."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        return _answer_invalid(line, exc)
+    return SessionMessage(message)
+
+
+def _answer_invalid(line: bytes, exc: ValidationError) -> bytes:
+    if any(e["type"] == "json_invalid" for e in exc.errors()):
+        return _error(
+            None,
+            PARSE_ERROR,
+            "Parse error: not JSON the bridge can take (syntax, nesting or surrogates)",
+        )
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, PARSE_ERROR, "Parse error: not JSON the bridge can take")
+    if not isinstance(value, dict):
+        return _error(None, INVALID_REQUEST, "Invalid Request: a JSON-RPC message is an object")
+    request_id = _request_id(value.get("id"))
+    is_request = value.get("jsonrpc") == "2.0" and isinstance(value.get("method"), str)
+    if is_request and "params" in value and not isinstance(value["params"], dict):
+        return _error(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
+    return _error(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+
+
+def oversized(head: bytes, size: int, limit: int) -> bytes:
+    """The answer to a request line over *limit*: refused at once, never waited out."""
+    found = _ID_IN_HEAD.search(head)
+    request_id: Any = None
+    if found is not None:
+        with suppress(ValueError):
+            request_id = _request_id(json.loads(found.group(1)))
+    message = f"refused: request line of {size} bytes exceeds the bridge limit of {limit} bytes"
+    return _error(request_id, INVALID_REQUEST, message, {"reason": "refused", "limitBytes": limit})
+
+
+class _LineReader(asyncio.Protocol):
+    """Splits the incoming bytes into lines; an over-limit line is dropped, its head kept."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.buffer = bytearray()
+        self.lines: deque[bytes | tuple[bytes, int]] = deque()
+        self.ready = asyncio.Event()
+        self.eof = False
+        self.transport: asyncio.ReadTransport | None = None
+        self._skipping: tuple[bytes, int] | None = None  # head and size of an over-limit line
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                self._partial(data[start:])
+                break
+            self._partial(data[start:end])
+            self._complete()
+            start = end + 1
+        if len(self.lines) >= _QUEUED_LINES and self.transport is not None:
+            self.transport.pause_reading()
+        self.ready.set()
+
+    def _partial(self, chunk: bytes) -> None:
+        if self._skipping is not None:
+            head, size = self._skipping
+            self._skipping = (head, size + len(chunk))
+        elif len(self.buffer) + len(chunk) > self.limit:
+            head = bytes(
+                self.buffer[:_HEAD_BYTES] + chunk[: max(0, _HEAD_BYTES - len(self.buffer))]
+            )
+            self._skipping = (head, len(self.buffer) + len(chunk))
+            self.buffer.clear()
+        else:
+            self.buffer += chunk
+
+    def _complete(self) -> None:
+        if self._skipping is not None:
+            self.lines.append(self._skipping)
+            self._skipping = None
+        elif self.buffer.strip():
+            self.lines.append(bytes(self.buffer))
+        self.buffer.clear()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self.ready.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.ready.set()
+
+    async def next(self) -> bytes | tuple[bytes, int] | None:
+        """The next line (or an over-limit line's head and size); None at end of input."""
+        while not self.lines:
+            if self.eof:
+                return None
+            self.ready.clear()
+            await self.ready.wait()
+        line = self.lines.popleft()
+        if len(self.lines) < _QUEUED_LINES // 2 and self.transport is not None:
+            with suppress(RuntimeError):
+                self.transport.resume_reading()
+        return line
+
+
+class _Writer(asyncio.Protocol):
+    """Flow control for the stdout pipe: `drain` waits while the pipe is full."""
+
+    def __init__(self) -> None:
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self.closed = False
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._can_write.set()
+
+    async def drain(self) -> None:
+        await self._can_write.wait()
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def usable() -> bool:
+    """Whether this transport can serve: both stdin and stdout are pipes or sockets."""
+    return _is_pipe(0) and _is_pipe(1)
+
+
+def _divert() -> tuple[int, int, Callable[[], None]]:
+    """Private duplicates of fds 0 and 1; the originals point at /dev/null and stderr meanwhile."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+
+    def restore() -> None:
+        with suppress(OSError):
+            os.dup2(wire_in, 0)
+            os.dup2(wire_out, 1)
+
+    return wire_in, wire_out, restore
+
+
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+
+
+@asynccontextmanager
+async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Streams]:
+    """The (read, write) streams of an SDK server, fed from stdin and drained to stdout."""
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out, restore = _divert()
+    reader = _LineReader(limit)
+    writer = _Writer()
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: reader, os.fdopen(wire_in, "rb", buffering=0)
+    )
+    write_transport, _ = await loop.connect_write_pipe(
+        lambda: writer, os.fdopen(wire_out, "wb", buffering=0)
+    )
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def send(data: bytes) -> None:
+        if writer.closed:
+            return
+        write_transport.write(data)
+        await writer.drain()
+
+    async def read_lines() -> None:
+        async with to_server:
+            while (item := await reader.next()) is not None:
+                if isinstance(item, tuple):
+                    await send(oversized(item[0], item[1], limit))
+                    continue
+                parsed = classify(item)
+                if isinstance(parsed, bytes):
+                    log.warning("answered a bad input line: %s", parsed[:200].decode("ascii"))
+                    await send(parsed)
+                else:
+                    await to_server.send(parsed)
+
+    written = anyio.Event()
+
+    async def write_messages() -> None:
+        async with from_server:
+            async for session_message in from_server:
+                message = session_message.message
+                data = message.__pydantic_serializer__.to_json(
+                    message, by_alias=True, exclude_unset=True
+                )
+                await send(data + b"\n")
+        written.set()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_lines)
+            tg.start_soon(write_messages)
+            yield server_reads, server_writes
+            await server_writes.aclose()  # the server is done: flush what it wrote, then stop
+            with anyio.move_on_after(5):
+                await written.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        read_transport.close()
+        write_transport.close()
+        restore()
