@@ -13,12 +13,18 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from asp_protocol import DEFAULT_MAX_LINE_BYTES
 
+HEAD_BYTES = 4096
+
 
 @dataclass(frozen=True)
 class OversizedLine:
-    """A line that exceeded the limit; its bytes were discarded up to the next newline."""
+    """A line that exceeded the limit; its bytes were discarded up to the next newline.
+
+    *head* keeps the first bytes, so the reader can still tell which request an oversized
+    response answers (and fail that call at once instead of letting it wait out its deadline)."""
 
     size: int
+    head: bytes = b""
 
 
 class LineReader:
@@ -29,6 +35,7 @@ class LineReader:
         self._max = max_line_bytes
         self._buffer = bytearray()
         self._discarding = 0
+        self._head = b""
         self._eof = False
 
     async def next_line(self) -> bytes | OversizedLine | None:
@@ -41,19 +48,21 @@ class LineReader:
                 if self._discarding:
                     size = self._discarding + len(line)
                     self._discarding = 0
-                    return OversizedLine(size)
+                    return OversizedLine(size, self._head)
                 if len(line) > self._max:
-                    return OversizedLine(len(line))
+                    return OversizedLine(len(line), line[:HEAD_BYTES])
                 if line.strip():
                     return line
                 continue
             if len(self._buffer) > self._max:
+                if not self._discarding:
+                    self._head = bytes(self._buffer[:HEAD_BYTES])
                 self._discarding += len(self._buffer)
                 self._buffer.clear()
             if self._eof:
                 if self._discarding:
                     size, self._discarding = self._discarding, 0
-                    return OversizedLine(size)
+                    return OversizedLine(size, self._head)
                 if self._buffer.strip():
                     line = bytes(self._buffer)
                     self._buffer.clear()

@@ -40,6 +40,7 @@ from asp_protocol.rpc_types import (
     RequestId,
     WireEvent,
     decode_message,
+    fail_oversized_reply,
     is_request_id,
 )
 
@@ -227,7 +228,8 @@ class JsonRpcEndpoint:
             message, size = decode_message(line)
         except BadMessage as bad:
             self._trace("in", "invalid", None, None, bad.size)
-            await self._respond_error(bad.request_id, bad.error)
+            if not (isinstance(line, OversizedLine) and fail_oversized_reply(self._pending, line)):
+                await self._respond_error(bad.request_id, bad.error)  # else the call failed at once
             return
         method = message.get("method")
         has_id = "id" in message

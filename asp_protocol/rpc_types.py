@@ -7,6 +7,8 @@ passes around is readable on its own; `jsonrpc` re-exports the public names.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 import anyio
 
 from asp_protocol.canonical import strict_loads
-from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.errors import AspError, ErrorCode, ProtocolViolation
 from asp_protocol.framing import OversizedLine
 
 if TYPE_CHECKING:
@@ -91,6 +93,32 @@ class BadMessage(Exception):
     def __init__(self, error: AspError, size: int, request_id: RequestId | None = None) -> None:
         super().__init__(error.message)
         self.error, self.size, self.request_id = error, size, request_id
+
+
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,19})')
+
+
+def fail_oversized_reply(pending: dict[RequestId, Pending], line: OversizedLine) -> bool:
+    """An over-limit answer to one of our requests fails that call now, not at its deadline."""
+    request_id = head_id(line)
+    waiting = pending.get(request_id) if request_id is not None else None
+    if waiting is None or waiting.done.is_set():
+        return False
+    waiting.error = ProtocolViolation(f"response line of {line.size} bytes exceeds the line limit")
+    waiting.done.set()
+    return True
+
+
+def head_id(line: OversizedLine) -> RequestId | None:
+    """The id an oversized line's head names (its first `"id":`), or None."""
+    found = _ID_IN_HEAD.search(line.head)
+    if found is None:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
 def decode_message(line: bytes | OversizedLine) -> tuple[dict[str, Any], int]:

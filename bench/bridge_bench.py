@@ -1,12 +1,19 @@
-"""Bridge overhead benchmark (not a test): native `host/status` vs `tools/call asp_status` through the bridge.
+"""Bridge overhead benchmark (not a test): the same calls natively, through a raw NDJSON proxy (the
+floor of one stdio hop) and through the bridge, side by side in one run, on two hosts.
 
-Both sides use minimal hand-written JSON-RPC clients over a subprocess's stdio, so the SDK
-client's own overhead is not counted, and both talk to the same kind of host process.
+Minimal hand-written JSON-RPC clients speak to each subprocess's stdio, so no SDK client cost is
+counted. Rows per host: native `host/status`, the proxy, `tools/call asp_status`; on the reference
+host also a ~100 KB inspect page (native `host/queryInspect` vs `asp_inspect`). Then the bridge's
+resident memory after 100 and after 10,000 calls, and the first `asp_status` after `serve`
+starts (host spawn included).
 
-    python bench/bridge_bench.py [--calls 2000] [--concurrency 8] [--host bad|reference]
+    python bench/bridge_bench.py [--calls 1000] [--concurrency 8] [--hosts bad,reference]
 
-`bad` (default) is the cheap scripted host in tests/support (isolates the bridge's cost);
-`reference` is this installation's reference host on this repository.
+`bad` is the cheap scripted host in tests/support (isolates the bridge's cost); `reference` is this
+installation's reference host on this repository. To see where the bridge's time goes, profile
+it under the same load with a sampling profiler (py-spy, `pip install py-spy`):
+
+    python bench/bridge_bench.py --hosts bad --profile /tmp/bridge.txt   # py-spy raw stacks
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import shlex
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from subprocess import PIPE
 from typing import Any
@@ -110,20 +119,114 @@ async def native_status(peer: RawPeer) -> None:
     assert "receipt" in result
 
 
-async def bridge_status(peer: RawPeer) -> None:
-    result = await peer.request("tools/call", {"name": "asp_status", "arguments": {}})
+def _checked(result: dict[str, Any]) -> dict[str, Any]:
     envelope = result["structuredContent"]
     if result.get("isError") or envelope["nonAuthoritative"] is not True:
         raise RuntimeError(f"bridged call failed: {json.dumps(envelope.get('error'))[:500]}")
+    return envelope
 
 
-async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+async def bridge_status(peer: RawPeer) -> None:
+    _checked(await peer.request("tools/call", {"name": "asp_status", "arguments": {}}))
+
+
+INSPECT_LIMIT = 400  # items of a workspace symbols query: about 100 KB of host result here
+INSPECT_REQUEST = {"verb": "symbols", "query": "", "limit": INSPECT_LIMIT}
+
+
+async def native_inspect(peer: RawPeer) -> None:
+    result = await peer.request(
+        "host/queryInspect", {"callSite": "interactive", "request": INSPECT_REQUEST}
+    )
+    assert "receipt" in result
+
+
+async def bridge_inspect(peer: RawPeer) -> None:
+    arguments = {"verb": "symbols", "limit": INSPECT_LIMIT}
+    _checked(await peer.request("tools/call", {"name": "asp_inspect", "arguments": arguments}))
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def initialize(peer: RawPeer) -> None:
+    await peer.request(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-bench", "version": "0"},
+        },
+    )
+    await peer.notify("notifications/initialized")
+
+
+@asynccontextmanager
+async def spawned(argv: list[str], repo: Path) -> AsyncIterator[RawPeer]:
+    process = await anyio.open_process(argv, stdin=PIPE, stdout=PIPE, stderr=None, cwd=str(repo))
+    peer = RawPeer(process)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(peer.reader)
+        try:
+            yield peer
+        finally:
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+            tg.cancel_scope.cancel()
+
+
+async def warm_inspect(peer: RawPeer, bridged: bool) -> int:
+    """Wait out the provider's first index build; the size of one native answer in bytes."""
+    with anyio.fail_after(120):
+        while True:
+            if bridged:
+                result = await peer.request(
+                    "tools/call",
+                    {
+                        "name": "asp_inspect",
+                        "arguments": {"verb": "symbols", "limit": INSPECT_LIMIT},
+                    },
+                )
+                host_result = result["structuredContent"].get("hostResult") or {}
+            else:
+                host_result = await peer.request(
+                    "host/queryInspect", {"callSite": "interactive", "request": INSPECT_REQUEST}
+                )
+            degraded = (host_result.get("coverage") or {}).get("degraded") or []
+            if host_result and not degraded:
+                return len(json.dumps(host_result).encode())
+            await anyio.sleep(0.5)
+
+
+async def first_status(bridge_argv: list[str], repo: Path, runs: int) -> float:
+    """p50 ms from spawning `serve` to the first asp_status answer (handshake and host spawn in)."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        async with spawned(bridge_argv, repo) as peer:
+            await initialize(peer)
+            await bridge_status(peer)
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
     repo = Path(args.repo).resolve()
-    if args.host == "bad":
-        base = [sys.executable, str(BAD_HOST), "ok"]
-    else:
-        base = [sys.executable, "-m", "reference_host"]
+    base = (
+        [sys.executable, str(BAD_HOST), "ok"]
+        if host == "bad"
+        else [sys.executable, "-m", "reference_host"]
+    )
     host_argv = [*base, "serve", "--repo", str(repo)]  # what the bridge appends to a bare command
+    proxy_argv = [sys.executable, str(ROOT / "bench" / "ndjson_proxy.py"), *host_argv]
     bridge_argv = [
         sys.executable,
         "-m",
@@ -134,63 +237,119 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         "--host",
         shlex.join(base),
     ]
-    rows = []
-    for label, argv, call in (
-        ("native host/status", host_argv, native_status),
-        ("bridge asp_status", bridge_argv, bridge_status),
-    ):
-        process = await anyio.open_process(
-            argv, stdin=PIPE, stdout=PIPE, stderr=None, cwd=str(repo)
+    profiled = bridge_argv
+    if args.profile and host == "bad":
+        profiled = [
+            "py-spy",
+            "record",
+            "-r",
+            "500",
+            "-f",
+            "raw",
+            "-o",
+            args.profile,
+            "--",
+            *bridge_argv,
+        ]
+    rows: list[dict[str, Any]] = []
+    paths: list[tuple[str, list[str], Any, bool]] = [
+        ("native host/status", host_argv, native_status, False),
+        ("raw NDJSON proxy (floor)", proxy_argv, native_status, False),
+        ("bridge asp_status", profiled, bridge_status, True),
+    ]
+    for name, argv, call, bridged in paths:
+        async with spawned(argv, repo) as peer:
+            if bridged:
+                await initialize(peer)
+            rows.append({"path": name, **await measure(peer, call, args.calls, args.concurrency)})
+    out: dict[str, Any] = {"host": host, "rows": rows}
+    if host == "reference":
+        inspect_rows = []
+        for name, argv, call, bridged in (
+            ("native host/queryInspect", host_argv, native_inspect, False),
+            ("bridge asp_inspect page", bridge_argv, bridge_inspect, True),
+        ):
+            async with spawned(argv, repo) as peer:
+                if bridged:
+                    await initialize(peer)
+                size = await warm_inspect(peer, bridged)
+                stats = await measure(peer, call, max(100, args.calls // 5), args.concurrency)
+                inspect_rows.append({"path": name, "bytes": size, **stats})
+        out["inspect"] = inspect_rows
+    if host == "bad":
+        async with spawned(bridge_argv, repo) as peer:
+            await initialize(peer)
+            pid = peer.process.pid
+            for _ in range(100):
+                await bridge_status(peer)
+            out["rss_100"] = rss_kib(pid)
+            for _ in range(9900):
+                await bridge_status(peer)
+            out["rss_10000"] = rss_kib(pid)
+    out["first_status_ms"] = await first_status(bridge_argv, repo, args.starts)
+    return out
+
+
+def _table(result: dict[str, Any], concurrency: int) -> list[str]:
+    rows = result["rows"]
+    native, floor, bridged = rows
+    lines = [
+        f"host: {result['host']}",
+        "",
+        f"| path | p50 ms | p90 ms | calls/s ({concurrency} in flight) |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['path']} | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} |"
         )
-        peer = RawPeer(process)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(peer.reader)
-            if call is bridge_status:
-                await peer.request(
-                    "initialize",
-                    {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "raw-bench", "version": "0"},
-                    },
-                )
-                await peer.notify("notifications/initialized")
-            rows.append({"path": label, **await measure(peer, call, args.calls, args.concurrency)})
-            assert process.stdin is not None
-            await process.stdin.aclose()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-            tg.cancel_scope.cancel()
-    return rows
+    lines.append(f"| floor-added (p50) | {floor['p50'] - native['p50']:.3f} | | |")
+    lines.append(
+        f"| bridge-added (p50 / p90) | {bridged['p50'] - native['p50']:.3f} | {bridged['p90'] - native['p90']:.3f} | "
+        f"{100 * bridged['throughput'] / native['throughput']:.0f}% of native |"
+    )
+    for row in result.get("inspect", []):
+        lines.append(
+            f"| {row['path']} (~{row['bytes'] // 1024} KB host result) | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} |"
+        )
+    if result.get("inspect"):
+        n, b = result["inspect"]
+        lines.append(f"| inspect-page bridge-added (p50) | {b['p50'] - n['p50']:.3f} | | |")
+    if "rss_100" in result:
+        growth = 100 * (result["rss_10000"] - result["rss_100"]) / result["rss_100"]
+        lines.append(
+            f"\nbridge RSS: {result['rss_100'] / 1024:.1f} MiB after 100 calls, "
+            f"{result['rss_10000'] / 1024:.1f} MiB after 10,000 ({growth:+.1f}%)"
+        )
+    lines.append(f"first asp_status after serve start (p50): {result['first_status_ms']:.0f} ms\n")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--host", choices=("bad", "reference"), default="bad")
+    parser.add_argument("--hosts", default="bad,reference")
+    parser.add_argument(
+        "--starts", type=int, default=5, help="bridge starts for the first-call row"
+    )
     parser.add_argument("--repo", default=str(ROOT))
+    parser.add_argument(
+        "--profile", help="record the bridge (cheap host) with py-spy into this file"
+    )
     args = parser.parse_args()
-    rows = anyio.run(run, args)
-    native, bridged = rows
     print(
         f"machine: {platform.machine()} {platform.processor() or ''} · {os.cpu_count()} CPUs · "
-        f"{platform.system()} {platform.release()} · Python {platform.python_version()}"
+        f"{platform.system()} {platform.release()} · Python {platform.python_version()} · "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"host: {args.host} · {args.calls} sequential calls per path, then {args.calls} with {args.concurrency} concurrent callers\n"
+        f"{args.calls} sequential calls per path, then {args.calls} with {args.concurrency} in flight\n"
     )
-    print("| path | p50 ms | p90 ms | calls/s (8 concurrent) |")
-    print("|---|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['path']} | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} |")
-    print(
-        f"| bridge-added (p50 / p90) | {bridged['p50'] - native['p50']:.3f} | {bridged['p90'] - native['p90']:.3f} | |"
-    )
+    for host in args.hosts.split(","):
+        print("\n".join(_table(anyio.run(run_host, args, host), args.concurrency)))
 
 
 if __name__ == "__main__":

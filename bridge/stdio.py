@@ -22,7 +22,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import stat
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -35,13 +34,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from asp_protocol.framing import HEAD_BYTES, OversizedLine
+from asp_protocol.rpc_types import head_id
+
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_LINE_BYTES = 16 * 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
-_HEAD_BYTES = 4096
 _QUEUED_LINES = 64  # stop reading the pipe while this many lines wait for the server
-_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,19})')
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
@@ -88,11 +88,7 @@ def _answer_invalid(line: bytes, exc: ValidationError) -> bytes:
 
 def oversized(head: bytes, size: int, limit: int) -> bytes:
     """The answer to a request line over *limit*: refused at once, never waited out."""
-    found = _ID_IN_HEAD.search(head)
-    request_id: Any = None
-    if found is not None:
-        with suppress(ValueError):
-            request_id = _request_id(json.loads(found.group(1)))
+    request_id = head_id(OversizedLine(size, head))
     message = f"refused: request line of {size} bytes exceeds the bridge limit of {limit} bytes"
     return _error(request_id, INVALID_REQUEST, message, {"reason": "refused", "limitBytes": limit})
 
@@ -132,9 +128,7 @@ class _LineReader(asyncio.Protocol):
             head, size = self._skipping
             self._skipping = (head, size + len(chunk))
         elif len(self.buffer) + len(chunk) > self.limit:
-            head = bytes(
-                self.buffer[:_HEAD_BYTES] + chunk[: max(0, _HEAD_BYTES - len(self.buffer))]
-            )
+            head = bytes(self.buffer[:HEAD_BYTES] + chunk[: max(0, HEAD_BYTES - len(self.buffer))])
             self._skipping = (head, len(self.buffer) + len(chunk))
             self.buffer.clear()
         else:

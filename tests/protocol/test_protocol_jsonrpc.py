@@ -357,3 +357,24 @@ async def test_a_boolean_response_id_never_matches_an_integer_request() -> None:
             await raw.send(b'{"jsonrpc":"2.0","id":1,"result":"real"}\n')
             await answer.wait()
     assert outcome == {"result": "real"}
+
+
+async def test_an_oversized_answer_fails_its_call_at_once_typed() -> None:
+    """A reply over the caller's line limit is a protocol violation now, not a wait for the deadline."""
+    from asp_protocol.errors import ProtocolViolation
+
+    left, right = socket.socketpair()
+    server_stream = await SocketStream.from_socket(left)
+    client_stream = await SocketStream.from_socket(right)
+    server = JsonRpcEndpoint(server_stream, server_stream, name="server")
+    client = JsonRpcEndpoint(client_stream, client_stream, name="client", max_line_bytes=1000)
+    server.register("big", lambda params, ctx: _value("x" * 5000))
+    server.register("ok", lambda params, ctx: _value("still serving"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        tg.start_soon(client.serve)
+        with anyio.fail_after(5):  # the deadline below is 60 s: only an immediate failure passes
+            with pytest.raises(ProtocolViolation, match="exceeds the line limit"):
+                await client.request("big", None, timeout=60)
+            assert await client.request("ok", None, timeout=60) == "still serving"
+        tg.cancel_scope.cancel()
