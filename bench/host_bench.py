@@ -1,6 +1,7 @@
 """Reference-host latency benchmark (issue 2 item 7) — a plain script, not a timed test.
 
     python bench/host_bench.py [--files 1000] [--changed 50] [--runs 30] [--status-runs 200]
+    python bench/host_bench.py --status-vs-git 1000,10000,50000 [--status-runs 20]
 
 Builds a 1,000-file Python git repository in a temporary directory, edits 50 files in its work
 tree, starts one real `asp-host serve` process per scenario over stdio, and prints p50/p90 of:
@@ -31,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.host_harness import HostProcess
-from tests.support.host_pool import HostUnderTest
+from tests.support.host_pool import HostUnderTest, snapshot_tree
 from tests.support.host_scenarios import HostConfig, one_provider
 
 STATUS_TARGET_MS = 15.0
@@ -108,6 +109,36 @@ def run_scenario(
     }
 
 
+def status_vs_git(sizes: list[int], changed: int, runs: int) -> None:
+    """`host/status` beside `git status --porcelain=v2` of the same work tree (target <= 1.2x)."""
+    import subprocess
+
+    print("| files | host/status p50 ms | git status --porcelain=v2 p50 ms | ratio |")
+    print("|---:|---:|---:|---:|")
+    for size in sizes:
+        files = repo_files(size)
+        config = HostConfig(with_policy=False, extra_files=files)
+        with tempfile.TemporaryDirectory(prefix="asp-host-bench-") as tmp:
+            hut = HostUnderTest(Path(tmp) / "status", config)
+            try:
+                for path, text in changed_files(files, changed).items():
+                    (hut.repo / path).write_text(text or "")
+                hut._expected = snapshot_tree(hut.repo)  # the edits are the bench's, not the host's
+                for _ in range(2):
+                    hut.host.call("host/status", {}, timeout=300)
+                host_ms, _ = measure(
+                    runs, lambda h=hut: h.host.call("host/status", {}, timeout=300)
+                )
+                git = ["git", "-C", str(hut.repo), "status", "--porcelain=v2"]
+                git_ms, _ = measure(
+                    runs, lambda g=git: subprocess.run(g, capture_output=True, check=True)
+                )
+            finally:
+                hut.stop()
+        h, g = statistics.median(host_ms), statistics.median(git_ms)
+        print(f"| {size} | {h:.1f} | {g:.1f} | {h / g:.2f}x |")
+
+
 def row(label: str, samples: list[float], target: str) -> str:
     p50, p90 = statistics.median(samples), percentile(samples, 0.9)
     return f"| {label:<58} | {len(samples):>4} | {p50:>8.2f} | {p90:>8.2f} | {target:<22} |"
@@ -122,7 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--status-runs", type=int, default=200)
     parser.add_argument("--json", type=Path, help="also write raw samples here")
+    parser.add_argument("--status-vs-git", help="comma-separated repository sizes, e.g. 1000,10000")
     args = parser.parse_args(argv)
+    if args.status_vs_git:
+        status_vs_git(
+            [int(n) for n in args.status_vs_git.split(",")], args.changed, args.status_runs
+        )
+        return 0
 
     files = repo_files(args.files)
     edits = changed_files(files, args.changed)

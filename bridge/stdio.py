@@ -13,7 +13,8 @@ that is not a JSON-RPC message → -32600; `params` that is not an object → -3
 line over the request limit → -32600 at once, `data.reason: refused`, with the id when its head
 carries one. Like the SDK's transport, fds 0 and 1 are diverted (to /dev/null and stderr) while
 serving, so nothing else in the process can write onto the wire. When stdin or stdout is not a
-pipe or socket (a file, a terminal) the SDK's transport is used unchanged.
+pipe or socket (a file, a terminal), or `ASP_MCP_STDIO_SDK=1` is set, the SDK's transport is used
+unchanged.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def _is_pipe(fd: int) -> bool:
 
 def usable() -> bool:
     """Whether this transport can serve: both stdin and stdout are pipes or sockets."""
-    return _is_pipe(0) and _is_pipe(1)
+    return _is_pipe(0) and _is_pipe(1) and os.environ.get("ASP_MCP_STDIO_SDK") != "1"
 
 
 def _divert() -> tuple[int, int, Callable[[], None]]:
@@ -224,10 +225,10 @@ Streams = tuple[
 @asynccontextmanager
 async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Streams]:
     """The (read, write) streams of an SDK server, fed from stdin and drained to stdout."""
-    loop = asyncio.get_running_loop()
     wire_in, wire_out, restore = _divert()
     reader = _LineReader(limit)
     writer = _Writer()
+    loop = asyncio.get_running_loop()
     read_transport, _ = await loop.connect_read_pipe(
         lambda: reader, os.fdopen(wire_in, "rb", buffering=0)
     )
