@@ -104,3 +104,22 @@ rationale
 recoverable
 supported_operations
 touched_resources
+
+# bridge/label.py: pydantic fields of the `elided` record (validated and dumped, not read by name).
+limitChars
+fullChars
+fullDigest
+cuts
+
+# tests/conftest.py: pytest hooks, called by pytest by name.
+pytest_configure
+pytest_collection_modifyitems
+pytest_report_header
+
+# bridge/stdio.py: asyncio Protocol callbacks, called by the event loop by name.
+connection_made
+data_received
+eof_received
+connection_lost
+pause_writing
+resume_writing

@@ -108,7 +108,8 @@ CONFIGURATION = {
     "verify": Setting("object", children={"maxParameters": Setting("int", minimum=1)}),
     "disabledRules": Setting("str-set", choices=frozenset(ALL_RULES)),
     "maxFileBytes": Setting("int", default=2_000_000, minimum=1),
-    # `# noqa` / `# noqa: F401` silence the findings they name (providers/noqa.py); false: report all
+    # noqa comments (bare or with codes) silence the findings they name (providers/noqa.py);
+    # false: report all
     "honourNoqa": Setting("bool", default=True),
 }
 

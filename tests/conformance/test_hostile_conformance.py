@@ -19,11 +19,6 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from reference_host.sessions.stderr import (
-    STDERR_EXCERPT_CHARS,
-    STDERR_FENCE_BEGIN,
-    STDERR_FENCE_END,
-)
 from tests.support.definitions import require_definitions
 from tests.support.edit_host import apply, edit_config, rejected_plan, request_plan
 from tests.support.host_checks import (
@@ -317,6 +312,13 @@ def test_hostile_provider_crash(pool: HostPool, behavior: str) -> None:
     result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py", fresh=True)
     entry = assert_blocked(result, "crashed", f"fake-{behavior}")
     assert entry.get("capability", "check") == "check"
+
+
+# The host's promised wire form of a crashed provider's stderr excerpt. Spelled out here, not
+# imported: this suite is a black-box conformance check and must not import the host.
+STDERR_FENCE_BEGIN = "[provider stderr, untrusted provider output, last lines]"
+STDERR_FENCE_END = "[end of provider stderr]"
+STDERR_EXCERPT_CHARS = 400
 
 
 def test_crashed_provider_stderr_tail_is_shown_fenced_in_its_status(pool: HostPool) -> None:
