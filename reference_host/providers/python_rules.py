@@ -108,7 +108,7 @@ CONFIGURATION = {
     "verify": Setting("object", children={"maxParameters": Setting("int", minimum=1)}),
     "disabledRules": Setting("str-set", choices=frozenset(ALL_RULES)),
     "maxFileBytes": Setting("int", default=2_000_000, minimum=1),
-    # noqa comments (bare or with codes) silence the findings they name (providers/noqa.py);
+    # True: a "no-qa" comment (bare or naming codes) silences the findings it names (noqa.py);
     # false: report all
     "honourNoqa": Setting("bool", default=True),
 }
