@@ -98,8 +98,10 @@ async def test_advertised_under_extensions_and_experimental(
             assert settings["refusedMethods"] == [APPLY_METHOD]
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"asp_ext_evaluate_changeset", "asp_status"} <= names
-        # the reference host has no edit profile: edit-plan is not listed (bridge/listing.py)
-        assert "asp_ext_request_edit_plan" not in names
+        # edit-plan is listed exactly when the host reports its edit capability (bridge/listing.py)
+        caps_result = await send(client, "asp/host/capabilities")
+        edit = caps_result["hostResult"]["capabilities"]["edit"]
+        assert ("asp_ext_request_edit_plan" in names) is (edit["available"] is True)
 
 
 @pytest.mark.needs_definitions
