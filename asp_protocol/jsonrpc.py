@@ -288,31 +288,29 @@ class JsonRpcEndpoint:
     async def _run_handler(self, handler: RequestHandler, params: Any, inflight: Inflight) -> None:
         request_id = inflight.context.id
         started = time.perf_counter()
+        outcome: AspError | tuple[Any] | None = None
         try:
             with inflight.scope:
                 try:
-                    result = await handler(params, inflight.context)
+                    outcome = (await handler(params, inflight.context),)
                 except AspError as error:
-                    await self._respond_error(request_id, error)
+                    outcome = error
                 except (anyio.get_cancelled_exc_class(), ConnectionClosed):
                     raise
                 except Exception as exc:
                     log.exception("%s: handler for %s failed", self.name, inflight.context.method)
-                    await self._respond_error(
-                        request_id,
-                        AspError(
-                            ErrorCode.INTERNAL_ERROR,
-                            "internal error",
-                            detail=exc.__class__.__name__,
-                        ),
+                    outcome = AspError(
+                        ErrorCode.INTERNAL_ERROR, "internal error", detail=exc.__class__.__name__
                     )
-                else:
-                    await self._respond(request_id, result)
             if inflight.scope.cancelled_caught:
-                await self._respond_error(
-                    request_id,
-                    AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest"),
-                )
+                outcome = AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest")
+            # The id is free before the answer leaves: a peer that reuses it on receipt of the
+            # answer must not meet "duplicate request id while the first is in flight".
+            self._inflight.pop(request_id, None)
+            if isinstance(outcome, AspError):
+                await self._respond_error(request_id, outcome)
+            elif outcome is not None:
+                await self._respond(request_id, outcome[0])
         except ConnectionClosed:
             pass
         finally:

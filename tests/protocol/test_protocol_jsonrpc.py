@@ -378,3 +378,29 @@ async def test_an_oversized_answer_fails_its_call_at_once_typed() -> None:
                 await client.request("big", None, timeout=60)
             assert await client.request("ok", None, timeout=60) == "still serving"
         tg.cancel_scope.cancel()
+
+
+async def test_an_answered_id_is_free_the_moment_its_answer_leaves() -> None:
+    """A peer may reuse an id as soon as it reads the answer; the endpoint must already accept it."""
+    left, right = socket.socketpair()
+    server_stream = await SocketStream.from_socket(left)
+    raw = await SocketStream.from_socket(right)
+    still_in_flight: list[bool] = []
+    server: JsonRpcEndpoint
+
+    def on_wire(event: WireEvent) -> None:
+        if event.direction == "out" and event.id == "again":
+            # White-box on purpose: this is the instant the peer could already resend the id.
+            still_in_flight.append("again" in server._inflight)
+
+    server = JsonRpcEndpoint(server_stream, server_stream, name="server", on_wire=on_wire)
+    server.register("ok", lambda params, ctx: _value("fine"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        answers = [
+            await raw_exchange(raw, b'{"jsonrpc":"2.0","id":"again","method":"ok"}\n')
+            for _ in range(20)
+        ]
+        tg.cancel_scope.cancel()
+    assert [answer.get("result") for answer in answers] == ["fine"] * 20
+    assert still_in_flight == [False] * 20
