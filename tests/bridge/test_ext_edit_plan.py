@@ -27,6 +27,7 @@ pytestmark = pytest.mark.anyio
 RAW = TypeAdapter(dict[str, Any])
 
 
+@pytest.mark.needs_definitions
 async def test_edit_plan_tool_shows_the_plan_and_its_diff(tmp_path: Path) -> None:
     prepared = prepare(cases.select(["edit-plan-request"])[0], tmp_path, python=sys.executable)
     before = snapshot(prepared.repo)

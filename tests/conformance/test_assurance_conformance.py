@@ -134,6 +134,7 @@ def test_assurance_transaction_guarantee_bound(pool: HostPool) -> None:
         assert block["mode"] in ("advisory", "gated"), block
 
 
+@pytest.mark.needs_definitions
 def test_every_assurance_id_has_its_test() -> None:
     """Each ASSURANCE-* id of CONFORMANCE.md has a test named for it here."""
     require_definitions()

@@ -208,6 +208,7 @@ async def test_core_server_initialize() -> None:
     assert "networkAllowlist" not in requested and requested["read"]
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_unsupported_protocol() -> None:
     async with python_check(WORKSPACE) as host:
         for offered in ("asp/0.1", "asp/2.0", "ASP/1.0", ""):
@@ -366,6 +367,7 @@ async def test_core_server_grant_scope() -> None:
     assert check.reason == "incomplete"  # honest partial coverage, not a pass
 
 
+@pytest.mark.needs_definitions
 async def test_core_server_valid_results() -> None:
     unknown = blob_id(b"bytes this host never received\n")
     async with python_check(WORKSPACE) as host:

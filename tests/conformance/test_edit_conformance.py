@@ -282,6 +282,7 @@ def test_edit_host_no_opcore_fast_path() -> None:
                 assert not INNER_METHOD.match(node.value), f"{path.name} names {node.value!r}"
 
 
+@pytest.mark.needs_definitions
 def test_every_edit_host_id_has_its_test() -> None:
     """Each EDIT-HOST-* id of CONFORMANCE.md has a test named for it here."""
     require_definitions()

@@ -69,6 +69,7 @@ def _expected(repo: Path, plan: dict[str, Any]) -> dict[str, bytes]:
     return tree
 
 
+@pytest.mark.needs_definitions
 def test_rename_plan_writes_nothing_and_apply_writes_exactly_it(
     host: tuple[HostProcess, Path],
 ) -> None:
@@ -92,6 +93,7 @@ def test_rename_plan_writes_nothing_and_apply_writes_exactly_it(
     assert expected["main.py"] == b"from lib.shapes import disc_area\n\nprint(disc_area(2))\n"
 
 
+@pytest.mark.needs_definitions
 def test_stale_plans_are_refused_and_the_tree_is_untouched(host: tuple[HostProcess, Path]) -> None:
     process, repo = host
     # a later write to a touched file: the expected-before digest no longer matches
@@ -113,6 +115,7 @@ def test_stale_plans_are_refused_and_the_tree_is_untouched(host: tuple[HostProce
     assert snapshot_tree(repo) == before
 
 
+@pytest.mark.needs_definitions
 def test_rename_refusals_are_plans_that_never_apply(host: tuple[HostProcess, Path]) -> None:
     process, repo = host
     before = snapshot_tree(repo)

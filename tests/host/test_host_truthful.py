@@ -98,6 +98,7 @@ def test_outside_version_control_there_is_no_working_changeset(tmp_path: Path) -
         assert host.stop() == 0
 
 
+@pytest.mark.needs_definitions
 def test_a_repository_owned_by_another_uid_is_never_a_plain_directory(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to chown the repository to another uid")
@@ -113,6 +114,7 @@ def test_a_repository_owned_by_another_uid_is_never_a_plain_directory(tmp_path: 
     assert not (tmp_path / "home" / ".gitconfig").exists(), "the host never sets safe.directory"
 
 
+@pytest.mark.needs_definitions
 def test_git_missing_from_path_is_reported_not_downgraded(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
     empty = tmp_path / "no-git-here"

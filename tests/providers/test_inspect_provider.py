@@ -183,6 +183,7 @@ async def test_limit_truncates_and_bad_params_are_typed_input_errors() -> None:
         assert unknown["nodes"] == [] and unknown["data"]["unresolved"] is True
 
 
+@pytest.mark.needs_definitions
 async def test_refused_and_out_of_grant_content_is_reported_not_guessed() -> None:
     async with provider_host(MODULE, files=SAMPLE) as host:
         grant = {"read": ["src/**"], "write": False, "network": False, "resourceLimits": LIMITS}

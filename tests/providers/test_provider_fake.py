@@ -129,6 +129,7 @@ async def test_forged_host_fields_fail_the_schema_like_the_official_fixture(
         assert_valid(stripped, ASSESSMENT)
 
 
+@pytest.mark.needs_definitions
 async def test_freshness_forgeries_are_schema_valid_but_wrong() -> None:
     for behavior in (
         "stale-baseline",
@@ -153,6 +154,7 @@ async def test_freshness_forgeries_are_schema_valid_but_wrong() -> None:
                 assert assessment["provider"]["configDigest"] != expected
 
 
+@pytest.mark.needs_definitions
 async def test_version_refusal_and_exact_negotiation() -> None:
     async with fake("version-refusal") as host:
         with pytest.raises(AspError) as refused:
@@ -193,6 +195,7 @@ async def test_crash_mid_evaluate_after_reading_exits_with_status_3() -> None:
         assert await wait_exit(host.process) == CRASH_STATUS
 
 
+@pytest.mark.needs_definitions
 async def test_hang_never_answers_and_honours_cancel_request() -> None:
     async with fake("hang") as host:
         await host.start()

@@ -114,6 +114,7 @@ async def test_content_comes_only_through_callbacks(tmp_path: Path) -> None:
         assert assessment["validAsOf"]["blobs"] == [after]
 
 
+@pytest.mark.needs_definitions
 async def test_grant_is_recorded_and_out_of_grant_paths_are_not_read() -> None:
     files = {**BASE, "secrets/keys.py": "KEY = 1\n"}
     grant = {
@@ -135,6 +136,7 @@ async def test_grant_is_recorded_and_out_of_grant_paths_are_not_read() -> None:
         assert secret_blob not in host.reads and host.refused == {}
 
 
+@pytest.mark.needs_definitions
 async def test_host_refusal_of_a_read_is_tolerated_as_degraded_coverage() -> None:
     async with python_check() as host:
         await host.start()
@@ -149,6 +151,7 @@ async def test_host_refusal_of_a_read_is_tolerated_as_degraded_coverage() -> Non
         assert any(unknown in d["detail"] for d in assessment["coverage"]["degraded"])
 
 
+@pytest.mark.needs_definitions
 async def test_findings_codes_severities_ranges_and_help() -> None:
     source = 'import os\nimport json\nimport json\ns = "😀"; y = zz\nbad = "\\d"\n'
     async with python_check() as host:
@@ -419,6 +422,7 @@ async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly(
         ]
 
 
+@pytest.mark.needs_definitions
 async def test_a_change_with_no_python_file_is_unsupported_never_complete() -> None:
     async with python_check() as host:
         await host.start()

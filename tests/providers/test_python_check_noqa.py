@@ -28,6 +28,7 @@ def test_noqa_silences_only_the_codes_it_names() -> None:
     assert set(NOQA_CODES) <= set(ALL_RULES)
 
 
+@pytest.mark.needs_definitions
 async def test_the_check_honours_noqa_unless_configured_not_to() -> None:
     async with python_check() as host:
         await host.start()
