@@ -90,7 +90,7 @@ acp
 schema_
 asp_version
 
-# reference_host/workspace.py: oversize/vcs: added for work in flight on other branches (blob size cap, plain directories); drop the entry once used.
+# reference_host/repo/workspace.py: oversize/vcs: added for work in flight on other branches (blob size cap, plain directories); drop the entry once used.
 vcs
 _.oversize
 

@@ -15,8 +15,8 @@ import anyio
 
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
+from reference_host.repo.workspace import WorkTreeState
 from reference_host.sessions.callbacks import EvaluationScope
-from reference_host.workspace import WorkTreeState
 
 
 def unusable_detail(state: WorkTreeState) -> str | None:

@@ -16,10 +16,10 @@ import anyio
 
 from asp_protocol.framing import stdio_byte_streams
 from reference_host.context import HostContext
+from reference_host.repo.workspace import Workspace
 from reference_host.server import build_endpoint
 from reference_host.sessions.supervisor import Supervisor
 from reference_host.trust.manifests import discover
-from reference_host.workspace import Workspace
 
 TRUSTED_DIR_ENV = "ASP_HOST_TRUSTED_DIR"
 log = logging.getLogger("reference_host")

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from asp_protocol.vocabulary import CapabilityFamily
-from reference_host.proposals import ProposalStore
+from reference_host.edit.proposals import ProposalStore
+from reference_host.repo.workspace import Workspace, WorkTreeState
 from reference_host.sessions.supervisor import Supervisor
 from reference_host.trust.manifests import NOT_CLAIMED, InstalledProvider, PinCheck, check_pin
 from reference_host.trust.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
-from reference_host.workspace import Workspace, WorkTreeState
 
 
 @dataclass

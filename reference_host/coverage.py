@@ -1,11 +1,20 @@
-"""The one builder of `coverageDegradation` objects, shared by evaluate, inspect and status."""
+"""Degradations: the one builder of `coverageDegradation` objects (shared by evaluate, inspect and
+status) and the details a user can act on in them: every validation error (bounded) and a provider's
+own reasons for a non-complete Assessment (capped and marked untrusted, since the provider wrote them).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from asp_protocol.vocabulary import DegradationReason
 from asp_protocol.wire import present
+
+MAX_ERRORS = 10
+MAX_REASONS = 5
+REASON_CAP = 200
 
 
 def degradation(
@@ -24,3 +33,45 @@ def degradation(
         "detail": detail[:1000],
         **present(requirement=requirement, capability=capability, providerState=provider_state),
     }
+
+
+def validation_summary(error: ValidationError, limit: int = MAX_ERRORS) -> str:
+    """`N error(s): loc: msg; ...` with the first *limit* errors and how many more there were."""
+    items = error.errors()
+    shown = [
+        f"{'.'.join(str(p) for p in item['loc'])[:120] or '(root)'}: {str(item['msg'])[:160]}"
+        for item in items[:limit]
+    ]
+    text = f"{len(items)} error(s): " + "; ".join(shown)
+    if len(items) > limit:
+        text += f"; … {len(items) - limit} more"
+    return text
+
+
+def provider_reasons(coverage: Any) -> str:
+    """The provider's own `coverage.degraded`/`unsupported` entries, capped, marked untrusted."""
+    if not isinstance(coverage, dict):
+        return ""
+    entries: list[str] = []
+    seen: set[str] = set()
+    total = 0
+    for key in ("degraded", "unsupported"):
+        items = coverage.get(key)
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            text = " ".join(
+                str(item.get(field, ""))[:REASON_CAP]
+                for field in ("reason", "requirement", "detail")
+                if item.get(field)
+            )
+            if text in seen:
+                continue
+            seen.add(text)
+            total += 1
+            if len(entries) < MAX_REASONS:
+                entries.append(text)
+    if not entries:
+        return ""
+    more = f"; … {total - len(entries)} more" if total > len(entries) else ""
+    return "provider's own reasons [untrusted, capped]: " + "; ".join(entries) + more

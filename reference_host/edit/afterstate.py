@@ -19,7 +19,7 @@ from reference_host.context import HostContext
 from reference_host.edit.params import in_scope
 from reference_host.edit.textedits import Edit, TextEditError, apply_text_edits
 from reference_host.edit.writer import FileWrite, WriteRefused, check_path
-from reference_host.workspace import WorkTreeState
+from reference_host.repo.workspace import WorkTreeState
 
 
 @dataclass

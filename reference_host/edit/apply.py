@@ -28,9 +28,9 @@ from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.edit.afterstate import compute_after_state, still_unchanged
 from reference_host.edit.params import ApplyRequest, parse_apply_params
+from reference_host.edit.proposals import CachedProposal
 from reference_host.edit.targets import edit_requirements
 from reference_host.edit.writer import WriteRefused, write_files
-from reference_host.proposals import CachedProposal
 from reference_host.receipts import Clock, build_receipt
 from reference_host.validation import gate_decision
 

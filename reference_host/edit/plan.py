@@ -26,8 +26,8 @@ from reference_host.candidate import baseline_is_current
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.edit.params import parse_plan_params
+from reference_host.edit.proposals import CachedProposal
 from reference_host.edit.targets import edit_requirements, edit_targets, judge_authority, propose
-from reference_host.proposals import CachedProposal
 from reference_host.receipts import Clock, assurance_block, build_receipt
 from reference_host.sessions.callbacks import EvaluationScope
 

@@ -16,7 +16,7 @@ from asp_protocol.canonical import config_digest
 from asp_protocol.host_owned import find_host_owned_fields
 from asp_protocol.models import Assessment
 from asp_protocol.vocabulary import DegradationReason
-from reference_host.diagnosis import provider_reasons, validation_summary
+from reference_host.coverage import provider_reasons, validation_summary
 
 STATUS_REASONS: dict[str, DegradationReason] = {
     "incomplete": "incomplete",

@@ -38,8 +38,8 @@ from reference_host.evaluate.path_coverage import (
 )
 from reference_host.evaluate.runs import ProviderRuns
 from reference_host.receipts import Clock, provider_notes
+from reference_host.repo.workspace import WorkTreeState
 from reference_host.trust.policy import POLICY_PATH, touches_policy
-from reference_host.workspace import WorkTreeState
 
 
 class Evaluation:

@@ -20,9 +20,9 @@ from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_
 from reference_host.evaluate.decision import ProviderRun
 from reference_host.evaluate.params import EvaluateRequest
 from reference_host.evaluate.path_coverage import covered_paths
+from reference_host.repo.workspace import WorkTreeState
 from reference_host.sessions.session import SessionFailure
 from reference_host.trust.policy import EffectivePolicy, PinnedProvider, RequirementRole
-from reference_host.workspace import WorkTreeState
 
 Wanted = list[tuple[str, PinnedProvider, RequirementRole]]  # (requirement id, pin, role)
 

@@ -45,7 +45,7 @@ from reference_host.inspect.params import METHOD, parse_params, provider_params
 from reference_host.inspect.snapshots import snapshot, work_tree_state
 from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
 from reference_host.receipts import Clock, assurance_block, build_receipt
-from reference_host.workspace import WorkTreeState
+from reference_host.repo.workspace import WorkTreeState
 
 
 def _effective_baseline(

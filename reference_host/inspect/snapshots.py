@@ -18,7 +18,7 @@ import anyio
 
 from reference_host.context import HostContext
 from reference_host.inspect.watch import TreeWatcher
-from reference_host.workspace import Workspace, WorkTreeState
+from reference_host.repo.workspace import Workspace, WorkTreeState
 
 MAX_SNAPSHOTS = 4
 

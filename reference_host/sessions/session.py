@@ -33,7 +33,7 @@ from asp_protocol.vocabulary import (
 )
 from asp_protocol.wire import Closed, WireModel
 from reference_host import HOST_NAME, __version__
-from reference_host.diagnosis import validation_summary
+from reference_host.coverage import validation_summary
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
 from reference_host.sessions.confine import launch

@@ -22,6 +22,7 @@ from reference_host.candidate import unusable_detail
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.repo.workspace import WorkTreeState
 from reference_host.status.providers import (
     Enrollment,
     enrollments,
@@ -29,7 +30,6 @@ from reference_host.status.providers import (
 )
 from reference_host.status.rollups import capability_coverage, gate_statuses
 from reference_host.trust.policy import EffectivePolicy
-from reference_host.workspace import WorkTreeState
 
 LOCAL_OVERRIDE = ".asp/local.json"
 

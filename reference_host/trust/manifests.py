@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
 from asp_protocol.vocabulary import CapabilityFamily, LegacyRole
 from asp_protocol.wire import Frozen
-from reference_host.diagnosis import validation_summary
+from reference_host.coverage import validation_summary
 from reference_host.providers import (
     BUILTIN_PROVIDERS,
     LICENSE,

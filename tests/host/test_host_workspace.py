@@ -9,7 +9,7 @@ import pytest
 
 from asp_protocol.canonical import blob_id, digest
 from asp_protocol.changesets import PathError, validate_path
-from reference_host.workspace import Workspace
+from reference_host.repo.workspace import Workspace
 from tests.support.gitrepo import git, make_repo, snapshot_tree, write_files
 
 
@@ -62,7 +62,7 @@ def test_blob_resolution_sources(tmp_path: Path) -> None:
 
 def test_uploads_are_bounded_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Uploaded blobs live in host memory: a harness cannot grow it without bound."""
-    monkeypatch.setattr("reference_host.workspace.UPLOAD_BYTES_LIMIT", 100)
+    monkeypatch.setattr("reference_host.repo.workspace.UPLOAD_BYTES_LIMIT", 100)
     workspace = Workspace(make_repo(tmp_path / "r", {"a.py": "A = 1\n"}))
     state = workspace.state()
     ids = [workspace.put_blob(bytes([n]) * 40) for n in range(5)]

@@ -1,7 +1,7 @@
 """The workspace as the host sees it: baselines, blob ids and blob bytes, read through git plumbing.
 
 The host is the sole issuer of baselines (docs/workspace-git.md). It only ever *reads* the work
-tree, and every git call goes through `reference_host.git.GitRunner`, which never lets the
+tree, and every git call goes through `reference_host.repo.git.GitRunner`, which never lets the
 repository start a program. Three modes, decided by asking git, never guessed:
 
 - `git`: a usable work tree; baselines are `git:tree:<id>` (+ `dirty`).
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest
-from reference_host.git import GitResult, GitRunner, GitUnusable
-from reference_host.gitblobs import EMPTY_TREE, BlobReader
-from reference_host.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
+from reference_host.repo.git import GitResult, GitRunner, GitUnusable
+from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
+from reference_host.repo.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
 #: Uploaded candidate blobs kept in memory; past this the oldest uploads are forgotten.

@@ -12,8 +12,8 @@ import threading
 from collections import OrderedDict
 from typing import IO
 
-from reference_host.git import GitRunner, GitUnusable
-from reference_host.workfiles import CHUNK, hash_stream
+from reference_host.repo.git import GitRunner, GitUnusable
+from reference_host.repo.workfiles import CHUNK, hash_stream
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BYTE_CACHE_LIMIT = 64 * 1024 * 1024
