@@ -6,13 +6,14 @@ one line per node or edge (kind, name, `path:line`, 1-based), cut into pages so 
 within `inspect_page_chars`. The cursor is an opaque offset into the host's answer, bound to the
 query and to the baseline of the first page: a later page asks the host for that same baseline, so
 a workspace that changed in between shows as degraded `stale-baseline`, never as shifted items.
+The host pages large answers itself (`pageBytes`, which `page_bytes` sets): the bridge's cursor
+then also carries the host's cursor, so paging to the end walks every host page in turn.
 Degraded or incomplete coverage is said first, before any item: it is not an error and never an
 empty success. `bridgeResult.inspect` says how many items exist, which were shown, and the next cursor.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -23,7 +24,6 @@ from pydantic import Field
 
 from asp_protocol.canonical import digest
 from bridge import label
-from bridge.fence import fence
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
 from bridge.structured import size_of
@@ -33,23 +33,21 @@ from bridge.tools.inspect_render import (
     CursorError,
     decode_cursor,
     encode_cursor,
-    impact_counts,
+    host_page,
     item_lines,
     page_of,
-    provider_results,
     provider_truncated,
     take_page,
-    text_of,
 )
+from bridge.tools.inspect_text import answer_baseline, coverage_of, coverage_text, summary
 
 TOOL = "asp_inspect"
 METHOD = "host/queryInspect"
 CALL_SITE = "interactive"
 Verb = Literal["symbols", "references", "callers", "callees", "impact"]
 SYMBOL_VERBS = ("references", "callers", "callees")
-DEGRADED_SHOWN = 10
-SAFE_TOKEN = re.compile(r"^[A-Za-z0-9:._/+-]{1,120}$")
 FIT_ATTEMPTS = 8
+HOST_PAGE_BYTES = (4 * 1024, 4 * 1024 * 1024)  # the range `host/queryInspect` accepts
 STRUCTURED_RESERVE = 3000  # the envelope around hostResult/bridgeResult, serialized
 
 
@@ -58,7 +56,11 @@ class ArgumentError(ValueError):
 
 
 def build_request(
-    verb: str, path: str | None, symbol: str | None, limit: int | None
+    verb: str,
+    path: str | None,
+    symbol: str | None,
+    limit: int | None,
+    page_bytes: int | None = None,
 ) -> dict[str, Any]:
     """The host's `request` object: symbols take `path` (a file or directory) or `symbol` (a name
     query) or neither (the workspace); references/callers/callees take `symbol`; impact takes `path`."""
@@ -87,118 +89,14 @@ def build_request(
         request["path"] = path
     if limit is not None:
         request["limit"] = limit
+    if page_bytes is not None:
+        request["pageBytes"] = page_bytes
     return request
 
 
 def query_key(request: dict[str, Any]) -> str:
     """A short digest tying a cursor to the exact question it pages through."""
     return digest(request).removeprefix("sha256:")[:16]
-
-
-def _safe(value: Any) -> str:
-    """A host token (rev, reason) for bridge-authored text: printed only when harmless."""
-    return value if isinstance(value, str) and SAFE_TOKEN.fullmatch(value) else "(unprintable)"
-
-
-def _baseline(host_result: dict[str, Any]) -> dict[str, str] | None:
-    """The snapshot the host answered as of (`receipt.baseline`: rev, and dirty for a work tree)."""
-    receipt = host_result.get("receipt")
-    raw = receipt.get("baseline") if isinstance(receipt, dict) else None
-    if not isinstance(raw, dict) or not isinstance(raw.get("rev"), str):
-        return None
-    return {k: raw[k] for k in ("rev", "dirty") if isinstance(raw.get(k), str)}
-
-
-def _coverage(host_result: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-    coverage = host_result.get("coverage")
-    coverage = coverage if isinstance(coverage, dict) else {}
-    degraded = coverage.get("degraded")
-    entries = [d for d in degraded if isinstance(d, dict)] if isinstance(degraded, list) else []
-    return entries, coverage.get("exhaustive") is True
-
-
-def _target(request: dict[str, Any]) -> str:
-    if "symbol" in request:
-        return f"of symbol {text_of(request['symbol'])!r}"
-    if "path" in request:
-        return f"of path {text_of(request['path'])!r}"
-    return f"matching {text_of(request['query'])!r}" if request.get("query") else "of the workspace"
-
-
-def _coverage_text(
-    degraded: list[dict[str, Any]], exhaustive: bool, truncated: bool, resumed: bool, budget: int
-) -> list[str]:
-    """What a reader must know before any item: degraded or incomplete coverage."""
-    if degraded:
-        reasons = sorted({_safe(d.get("reason")) for d in degraded})
-        out = [
-            f"COVERAGE DEGRADED ({len(degraded)} entr{'y' if len(degraded) == 1 else 'ies'}: "
-            f"{', '.join(reasons)}): the host's inspect answer is incomplete or empty. A short or "
-            "empty listing here does NOT mean the code has no such symbols, references or impact."
-        ]
-        if resumed and "stale-baseline" in reasons:
-            out.append(
-                "The workspace changed since this cursor was issued (stale-baseline for the "
-                "cursor's baseline): call asp_inspect again without `cursor` for a fresh answer."
-            )
-        shown = [
-            f"{text_of(d.get('source'), 80)}"
-            + (f" (requirement {text_of(d['requirement'], 80)})" if "requirement" in d else "")
-            + f": {text_of(d.get('reason'), 60)} - {text_of(d.get('detail'), 300)}"
-            for d in degraded[:DEGRADED_SHOWN]
-        ]
-        if len(degraded) > DEGRADED_SHOWN:
-            shown.append(f"(+{len(degraded) - DEGRADED_SHOWN} more in structuredContent)")
-        out.append(fence("\n".join(shown), label="COVERAGE DEGRADED", total_limit=budget))
-        return out
-    if truncated:
-        return [
-            "COVERAGE NOT EXHAUSTIVE: a provider's answer is cut (its item limit, the host's page "
-            "bound, or uses it could not resolve: see the result's `data`); raise `limit` or "
-            "narrow the query for the rest."
-        ]
-    if not exhaustive:
-        return ["COVERAGE NOT EXHAUSTIVE: the host does not claim this answer is complete."]
-    return []
-
-
-def _summary(
-    verb: str,
-    request: dict[str, Any],
-    host_result: dict[str, Any],
-    page_lines: list[str],
-    start: int,
-    total: int,
-    next_cursor: str | None,
-    header: list[str],
-    budget: int,
-) -> str:
-    baseline = _baseline(host_result) or {}
-    state = " (current work tree, uncommitted changes)" if "dirty" in baseline else ""
-    answers = len(provider_results(host_result))
-    parts = [
-        *header,
-        f"asp_inspect {verb} {_target(request)}: {total} item(s) from {answers} provider "
-        f"answer(s), as of baseline {_safe(baseline.get('rev'))}{state}. One line per node or "
-        "edge: kind, name, path:line (1-based); edges read `kind from -> to`.",
-    ]
-    if verb == "impact":
-        files, tests = impact_counts(host_result)
-        parts.append(f"Impact: {files} impacted file(s); {tests} test module(s) among them.")
-    if page_lines:
-        parts.append(f"Items {start + 1}-{start + len(page_lines)} of {total}.")
-    elif total and start >= total:
-        parts.append(f"No items at offset {start}: the answer has {total}.")
-    if next_cursor is not None:
-        parts.append(
-            "More items: call asp_inspect again with the same arguments and "
-            f'cursor="{next_cursor}".'
-        )
-    elif page_lines:
-        parts.append("This is the last page.")
-    if page_lines:
-        parts.append(fence("\n".join(page_lines), label="INSPECT ITEMS", total_limit=budget + 64))
-    return "\n".join(parts)
 
 
 def render(
@@ -212,11 +110,15 @@ def render(
     """The labelled page: host result verbatim, text within `inspect_page_chars`."""
     page_chars = state.settings.inspect_page_chars
     lines = item_lines(host_result, verb)
-    degraded, exhaustive = _coverage(host_result)
+    degraded, exhaustive = coverage_of(host_result)
     truncated = provider_truncated(host_result)
-    header = _coverage_text(degraded, exhaustive, truncated, resume is not None, page_chars // 4)
+    host = host_page(host_result)
+    resumed_host = resume.host if resume is not None else None
+    header = coverage_text(
+        degraded, exhaustive, truncated, resume is not None, page_chars // 4, host
+    )
     offset = resume.offset if resume is not None else 0
-    baseline = _baseline(host_result)
+    baseline = answer_baseline(host_result)
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
     limits = replace(state.limits, total_chars=0)
     full_digest = digest(host_result)
@@ -230,11 +132,12 @@ def render(
     for _ in range(FIT_ATTEMPTS):
         page = take_page(lines, min(offset, len(lines)), max(budget, 1))
         next_offset = page.next_offset if page.lines else None
-        next_cursor = (
-            encode_cursor(Cursor(next_offset, query_key(request), baseline))
-            if next_offset is not None and baseline is not None
-            else None
-        )
+        following: Cursor | None = None
+        if baseline is not None and next_offset is not None:  # more lines of this host page
+            following = Cursor(next_offset, query_key(request), baseline, resumed_host)
+        elif baseline is not None and host.next_cursor is not None:  # the host's next page
+            following = Cursor(0, query_key(request), baseline, host.next_cursor)
+        next_cursor = encode_cursor(following) if following is not None else None
         bridge_result = {
             "inspect": {
                 "verb": verb,
@@ -247,6 +150,14 @@ def render(
                 "coverage": coverage,
                 "degradedEntries": len(degraded),
                 "providerTruncated": truncated,
+                "hostPage": {
+                    "paged": host.paged,
+                    "resumed": resumed_host is not None,
+                    "more": host.next_cursor is not None or host.unusable_cursor,
+                    "followable": not host.unusable_cursor,
+                    "pageBytes": host.page_bytes,
+                    "total": host.total,
+                },
                 "lines": "1-based",
                 "fullDigest": full_digest,
             }
@@ -259,7 +170,7 @@ def render(
             host_result=host_result,
             bridge_result=bridge_result,
             limits=limits,
-            summary=_summary(
+            summary=summary(
                 verb,
                 request,
                 host_result,
@@ -269,6 +180,8 @@ def render(
                 next_cursor,
                 header,
                 budget,
+                host,
+                resumed_host is not None,
             ),
         )
         # structuredContent: the items' share must fit beside the answer's fixed part (receipt,
@@ -343,11 +256,20 @@ async def asp_inspect(
             description="The `nextCursor` of the previous page of this same query.",
         ),
     ] = None,
+    page_bytes: Annotated[
+        int | None,
+        Field(
+            ge=HOST_PAGE_BYTES[0],
+            le=HOST_PAGE_BYTES[1],
+            description="Bytes per host page of the answer (host default 256 KiB); a later page "
+            "must ask with the same value. Text pages stay within the bridge's own size.",
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, Envelope]:
     started = time.perf_counter()
     state = runtime(ctx)
     try:
-        request = build_request(verb, path, symbol, limit)
+        request = build_request(verb, path, symbol, limit, page_bytes)
     except ArgumentError as exc:
         return _refused(state, started, str(exc))
     resume: Cursor | None = None
@@ -360,10 +282,11 @@ async def asp_inspect(
             return _refused(
                 state,
                 started,
-                "cursor belongs to a different query (verb, path, symbol or limit changed); "
-                "call again without `cursor`",
+                "cursor belongs to a different query (verb, path, symbol, limit or page_bytes "
+                "changed); call again without `cursor`",
             )
-    params: dict[str, Any] = {"callSite": CALL_SITE, "request": request}
+    asked = request if resume is None or resume.host is None else {**request, "cursor": resume.host}
+    params: dict[str, Any] = {"callSite": CALL_SITE, "request": asked}
     if resume is not None:
         params["baseline"] = resume.baseline
     outcome = await state.call(ctx, tool=TOOL, method=METHOD, params=params, call_site=CALL_SITE)

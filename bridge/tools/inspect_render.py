@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,9 @@ from bridge.fence import cap_string, clean_text
 FIELD_CHARS = 200
 CURSOR_VERSION = 1
 MAX_CURSOR_CHARS = 2000
+# a host cursor is opaque to the bridge: carried only when it looks like the host's (url-safe
+# base64 of a small object) and is short enough to fit inside the bridge's own cursor
+HOST_CURSOR = re.compile(r"^[A-Za-z0-9_=-]{1,1000}$")
 
 
 def text_of(value: Any, limit: int = FIELD_CHARS) -> str:
@@ -150,11 +154,13 @@ def take_page(lines: list[str], start: int, budget: int) -> Page:
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where the next page starts, for which query, as of which host baseline."""
+    """Where the next page starts, for which query, as of which host baseline: `offset` is a line
+    of the host page that `host` (the host's own cursor, None for its first page) asks for."""
 
     offset: int
     query: str
     baseline: dict[str, str]
+    host: str | None = None
 
 
 class CursorError(ValueError):
@@ -162,7 +168,14 @@ class CursorError(ValueError):
 
 
 def encode_cursor(cursor: Cursor) -> str:
-    raw = {"v": CURSOR_VERSION, "o": cursor.offset, "q": cursor.query, "b": cursor.baseline}
+    raw: dict[str, Any] = {
+        "v": CURSOR_VERSION,
+        "o": cursor.offset,
+        "q": cursor.query,
+        "b": cursor.baseline,
+    }
+    if cursor.host is not None:
+        raw["h"] = cursor.host
     text = json.dumps(raw, separators=(",", ":"), sort_keys=True).encode("utf-8")
     return base64.urlsafe_b64encode(text).decode("ascii").rstrip("=")
 
@@ -176,7 +189,11 @@ def decode_cursor(value: str) -> Cursor:
         raise CursorError("cursor is not one asp_inspect issued") from None
     if not isinstance(raw, dict) or raw.get("v") != CURSOR_VERSION:
         raise CursorError("cursor is not one asp_inspect issued")
-    offset, query, baseline = raw.get("o"), raw.get("q"), raw.get("b")
+    offset, query, baseline, host = raw.get("o"), raw.get("q"), raw.get("b"), raw.get("h")
+    if set(raw) - {"v", "o", "q", "b", "h"} or (
+        host is not None and not (isinstance(host, str) and HOST_CURSOR.fullmatch(host))
+    ):
+        raise CursorError("cursor is malformed")
     if (
         not isinstance(offset, int)
         or isinstance(offset, bool)
@@ -188,7 +205,43 @@ def decode_cursor(value: str) -> Cursor:
         or not all(isinstance(v, str) and len(v) <= 300 for v in baseline.values())
     ):
         raise CursorError("cursor is malformed")
-    return Cursor(offset, query, dict(baseline))
+    return Cursor(offset, query, dict(baseline), host)
+
+
+@dataclass(frozen=True)
+class HostPage:
+    """Where this answer sits in the host's own pages (`data.page` of its provider results)."""
+
+    paged: bool  # the host said how it paged (a `data.page` object)
+    next_cursor: str | None  # the host's cursor of its next page, when it is one we can carry
+    unusable_cursor: bool  # the host has a next page but its cursor cannot be carried
+    page_bytes: int | None
+    total: dict[str, int]  # the host's counts of the whole answer's lists, summed over results
+
+
+def host_page(host_result: dict[str, Any]) -> HostPage:
+    """The host's paging of *host_result*: its first next-page cursor and its whole-answer counts."""
+    paged, cursor, unusable, size = False, None, False, None
+    total: dict[str, int] = {}
+    for _, graph in provider_results(host_result):
+        page = _obj(_obj(graph.get("data")).get("page"))
+        if not page:
+            continue
+        paged = True
+        if isinstance(page.get("pageBytes"), int) and not isinstance(page["pageBytes"], bool):
+            size = page["pageBytes"]
+        for name, count in _obj(page.get("total")).items():
+            if isinstance(name, str) and isinstance(count, int) and not isinstance(count, bool):
+                key = text_of(name, 40)
+                total[key] = total.get(key, 0) + count
+        value = page.get("cursor")
+        if value is None:
+            continue
+        if cursor is None and isinstance(value, str) and HOST_CURSOR.fullmatch(value):
+            cursor = value
+        elif cursor != value:
+            unusable = True
+    return HostPage(paged, cursor, unusable, size, total)
 
 
 def _graph_lists(graph: dict[str, Any], verb: str) -> list[tuple[str | None, str]]:

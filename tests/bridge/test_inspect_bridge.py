@@ -92,7 +92,14 @@ async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         schema = tools["asp_inspect"].input_schema
         assert schema["required"] == ["verb"]
-        assert set(schema["properties"]) == {"verb", "path", "symbol", "limit", "cursor"}
+        assert set(schema["properties"]) == {
+            "verb",
+            "path",
+            "symbol",
+            "limit",
+            "cursor",
+            "page_bytes",
+        }
 
         symbols = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MONEY})
         envelope = answer(symbols)
@@ -175,6 +182,64 @@ async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> No
         garbage = await client.call_tool("asp_inspect", {"verb": "symbols", "cursor": "!!nope"})
         error = assert_labelled(garbage, is_error=True)["error"]
         assert error["reason"] == "refused" and "cursor" in error["message"]
+
+
+MANY = "src/shop/many.py"
+
+
+@pytest.mark.needs_definitions
+async def test_the_cursor_walks_every_host_page_in_turn(tmp_path: Path) -> None:
+    """A small `page_bytes` makes the host page its answer; following the bridge's cursors to the
+    end shows every item of the unpaged answer once, each later call asking for the host's next
+    page with the host's own cursor inside the bridge's."""
+    body = "".join(f"def helper_{i:03d}(value):\n    return value + {i}\n\n\n" for i in range(60))
+    repo = make_repo(tmp_path / "repo", {**SAMPLE, MANY: body})
+    async with bridge(repo) as client:
+        whole = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MANY})
+        meta = answer(whole)["bridgeResult"]["inspect"]
+        assert meta["nextCursor"] is None and meta["hostPage"]["more"] is False
+        expected = items(whole)
+        assert len(expected) == 121  # the module, 60 functions, 60 `contains` edges
+
+        seen: list[str] = []
+        cursor: str | None = None
+        host_cursors = []
+        for _ in range(40):
+            args: dict[str, Any] = {"verb": "symbols", "path": MANY, "page_bytes": 4096}
+            if cursor is not None:
+                args["cursor"] = cursor
+            page = await client.call_tool("asp_inspect", args)
+            envelope = answer(page)
+            meta = envelope["bridgeResult"]["inspect"]
+            host_page = envelope["hostResult"]["data"]["results"][0]["result"]["data"]["page"]
+            assert host_page["pageBytes"] == 4096
+            assert meta["hostPage"]["total"] == {"edges": 60, "nodes": 61}
+            seen.extend(items(page))
+            cursor = meta["nextCursor"]
+            if cursor is None:
+                assert meta["hostPage"]["more"] is False
+                assert "This is the last page." in text(page)
+                break
+            assert "COVERAGE NOT EXHAUSTIVE" in text(page) or not meta["hostPage"]["more"]
+            host_cursors.append(decode_cursor(cursor).host)
+        assert cursor is None
+        assert sorted(seen) == sorted(expected) and len(seen) == len(expected)
+        carried = [h for h in host_cursors if h is not None]
+        assert len(set(carried)) >= 2  # more than two host pages, each continued by its cursor
+        assert "Host page of at most 4096 bytes" in text(page)
+
+        first = await client.call_tool(
+            "asp_inspect", {"verb": "symbols", "path": MANY, "page_bytes": 4096}
+        )
+        cursor = answer(first)["bridgeResult"]["inspect"]["nextCursor"]
+        other = await client.call_tool(
+            "asp_inspect", {"verb": "symbols", "path": MANY, "page_bytes": 8192, "cursor": cursor}
+        )
+        assert "page_bytes" in assert_labelled(other, is_error=True)["error"]["message"]
+        small = await client.call_tool(
+            "asp_inspect", {"verb": "symbols", "path": MANY, "page_bytes": 100}
+        )
+        assert small.is_error  # outside the host's range: refused before any host call
 
 
 def workspace_cursor() -> str:
@@ -357,10 +422,14 @@ async def test_hostile_host_strings_stay_on_one_capped_line() -> None:
 async def test_cursors_round_trip_and_reject_tampering() -> None:
     cursor = Cursor(40, "abc", {"rev": "git:tree:" + "1" * 40, "dirty": "sha256:" + "2" * 64})
     assert decode_cursor(encode_cursor(cursor)) == cursor
+    with_host = Cursor(0, "abc", {"rev": "r"}, "eyJvIjp7fX0=")
+    assert decode_cursor(encode_cursor(with_host)) == with_host
     for bad in (
         Cursor(-1, "abc", {"rev": "r"}),
         Cursor(1, "abc", {"rev": "r", "command": "rm"}),
         Cursor(1, "abc", {"rev": "r" * 400}),
+        Cursor(1, "abc", {"rev": "r"}, "not a host cursor\n"),
+        Cursor(1, "abc", {"rev": "r"}, "x" * 1001),
     ):
         with pytest.raises(CursorError):
             decode_cursor(encode_cursor(bad))
