@@ -34,8 +34,29 @@ HOST_OWNED_FIELDS: frozenset[str] = frozenset(
 )
 
 
+_CONTAINERS = (dict, list)
+
+
+def has_host_owned_fields(value: Any) -> bool:
+    """True when a host-owned key occurs at any depth of *value*: the fast check that builds no
+    paths and pushes no scalars (answers of a few hundred KiB pass it on every query)."""
+    stack: list[Any] = [value]
+    disjoint = HOST_OWNED_FIELDS.isdisjoint
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if not disjoint(node):
+                return True
+            stack.extend([c for c in node.values() if isinstance(c, _CONTAINERS)])
+        elif isinstance(node, list):
+            stack.extend([c for c in node if isinstance(c, _CONTAINERS)])
+    return False
+
+
 def find_host_owned_fields(value: Any, path: str = "$") -> list[str]:
     """JSON paths of every host-owned key at any depth of *value* (iterative: no depth limit)."""
+    if not has_host_owned_fields(value):
+        return []
     found: list[str] = []
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:

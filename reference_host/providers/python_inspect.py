@@ -168,19 +168,18 @@ class PythonInspectProvider(ProviderRuntime):
         """The page of the whole answer that `offset` / `pageBytes` select (see pyindex/paging)."""
         prepared, baseline = await self._prepare(call, request)
         key = canonical_json([baseline, request.verb, request.answer_params()])
+        lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
         cached = self.answers.get(key)
         if cached is None:
             if request.verb == "impact":
                 whole = await self._impact(call, request, prepared)
             else:
                 whole = self._graph(request, prepared)
-            self.answers.put(key, whole)
-        else:
-            whole = cached
-        lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
+            cached = self.answers.put(key, whole, lists)
+        whole, measures = cached
         body = {k: v for k, v in whole.items() if not k.startswith("_")}
-        page, following = cut(body, lists, request.offset, request.page_bytes)
-        drawn = prepared.blobs(item_paths(page, lists))
+        page, following, paths = cut(body, lists, request.offset, request.page_bytes, measures)
+        drawn = prepared.blobs(paths | item_paths(page, ()))
         blobs = sorted(set(drawn) | set(whole.get("_read", ())))
         page["validAsOf"] = {"rev": baseline["rev"], "blobs": blobs}
         if request.verb == "impact":

@@ -9,12 +9,14 @@ session's standing baseline scope (README, inspect section), so a request timing
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import logging
 import multiprocessing
 import os
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -36,6 +38,32 @@ MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
 POOL_CHUNK = 64
 MAX_BUILDS = 4
 INDEXING = "indexing"
+
+
+_paused = 0
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while facts and an index are built, then freeze what was built.
+
+    A build allocates millions of small long-lived objects (facts, references); with the collector
+    on, each generation-2 pass walks all of them again, which made building and unpickling facts
+    several times slower than the parse itself. What a build makes is freed by reference counting
+    when an index or facts are evicted, so freezing it (`gc.freeze`) only keeps the collector from
+    walking it again; nested and concurrent builds share one pause.
+    """
+    global _paused
+    if _paused == 0:
+        gc.disable()
+    _paused += 1
+    try:
+        yield
+    finally:
+        _paused -= 1
+        if _paused == 0:
+            gc.freeze()
+            gc.enable()
 
 
 class Prepared:
@@ -153,7 +181,8 @@ class Builds:
     async def _run(self, build: Build) -> None:
         try:
             await self._released.wait()
-            build.prepared = await self._build(build)
+            with collector_paused():
+                build.prepared = await self._build(build)
         except (ProtocolViolation, BlobMismatch) as exc:
             build.error = AspError(
                 ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
@@ -217,7 +246,9 @@ async def read_facts(
     if build is not None:
         build.parsed = len(out)
     pool = (
-        ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
+        )
         if workers > 1 and len(wanted) >= MIN_POOL_BLOBS
         else None
     )

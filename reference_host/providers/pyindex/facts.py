@@ -58,7 +58,6 @@ class _Collector(FlowVisitors):
         self.classes: dict[int, DefFact] = {}  # class scope index -> its definition
         self.dropped_attrs: set[tuple[int, str]] = set()
         self.ascii = all(line.isascii() for line in lines)
-        self._handlers: dict[type, Callable[[Any], None] | None] = {}
 
     # -- positions -------------------------------------------------------------------------
     def _char(self, line: int, col: int) -> int:
@@ -113,11 +112,13 @@ class _Collector(FlowVisitors):
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
         try:
-            handler = self._handlers[kind]
+            handler = _HANDLERS[kind]
         except KeyError:
-            handler = self._handlers[kind] = getattr(self, "visit_" + kind.__name__, None)
+            # unbound, per class: a bound method kept on the instance would make a reference
+            # cycle, and parse workers run without the cyclic collector (see build.py)
+            handler = _HANDLERS[kind] = getattr(_Collector, "visit_" + kind.__name__, None)
         if handler is not None:
-            handler(node)
+            handler(self, node)
             return
         for name in node._fields:
             value = getattr(node, name, None)
@@ -341,6 +342,9 @@ class _Collector(FlowVisitors):
         if node.name:
             self.bind(node.name, LOCAL)
         self.visit_many(node.body)
+
+
+_HANDLERS: dict[type, Callable[[_Collector, Any], None] | None] = {}
 
 
 def parse_facts(blob: str, data: bytes) -> ModuleFacts:

@@ -65,6 +65,7 @@ class PythonIndex:
         self.files: dict[str, FileEntry] = {}
         self.modules: dict[str, list[tuple[str, bool]]] = defaultdict(list)
         self.by_name: dict[str, list[str]] = defaultdict(list)
+        self._defs: dict[str, tuple[FileEntry, DefFact]] = {}
         for path in sorted(files):
             blob, facts = files[path]
             entry = FileEntry(path, blob, facts, names.get(path), is_test_path(path))
@@ -76,7 +77,10 @@ class PythonIndex:
                 for alias in entry.name.aliases:
                     self.modules[alias].append((path, False))
             for d in facts.defs:
-                self.by_name[d.name].append(def_id(path, d.qualname))
+                ident = def_id(path, d.qualname)
+                self.by_name[d.name].append(ident)
+                self._defs.setdefault(ident, (entry, entry.defs_by_qual[d.qualname]))
+        self._member_memo: dict[tuple[str, str], Target | None] = {}
         self._attr_memo: dict[tuple[str, str], Target | None] = {}
         self._bases_memo: dict[str, list[str]] = {}
         self.typed_memo: dict[tuple[str, str], Target | None] = {}
@@ -97,15 +101,10 @@ class PythonIndex:
 
     # -- lookups ----------------------------------------------------------------------------
     def def_fact(self, node_id: str) -> tuple[FileEntry, DefFact] | None:
-        path, qualname = split_id(node_id)
-        entry = self.files.get(path)
-        if entry is None or not qualname:
-            return None
-        fact = entry.defs_by_qual.get(qualname)
-        return (entry, fact) if fact is not None else None
+        return self._defs.get(node_id)
 
     def is_class(self, node_id: str) -> bool:
-        found = self.def_fact(node_id)
+        found = self._defs.get(node_id)
         return found is not None and found[1].kind == "class"
 
     def resolve_module(self, name: str, importer: str | None = None) -> str | None:
@@ -300,8 +299,20 @@ class PythonIndex:
     def class_member(
         self, class_id: str, attr: str, seen: frozenset[str] = frozenset()
     ) -> Target | None:
-        """`Class.attr` through the class body, then its resolved bases (depth-first MRO)."""
-        found = self.def_fact(class_id)
+        """`Class.attr` through the class body, then its resolved bases (depth-first MRO); an
+        outermost lookup (no *seen*) is memoized, inner ones depend on the classes already seen."""
+        if not seen:
+            key = (class_id, attr)
+            if key in self._member_memo:
+                return self._member_memo[key]
+            self._member_memo[key] = None  # cycle guard while resolving
+            result = self._class_member(class_id, attr, seen)
+            self._member_memo[key] = result
+            return result
+        return self._class_member(class_id, attr, seen)
+
+    def _class_member(self, class_id: str, attr: str, seen: frozenset[str]) -> Target | None:
+        found = self._defs.get(class_id)
         if found is None or class_id in seen:
             return None
         entry, fact = found

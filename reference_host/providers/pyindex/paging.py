@@ -26,10 +26,29 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
+# per list: each item's serialized size and the files it is drawn from
+Measures = dict[str, list[tuple[int, frozenset[str]]]]
+
+
+def measure(answer: dict[str, Any], lists: tuple[str, ...]) -> Measures:
+    """Each list item's size and files, once per whole answer (a page then only adds them up)."""
+    return {
+        name: [(_size(item), frozenset(item_paths({name: [item]}, (name,)))) for item in items]
+        for name in lists
+        if isinstance(items := answer.get(name, []), list)
+    }
+
+
 def cut(
-    answer: dict[str, Any], lists: tuple[str, ...], offset: dict[str, int], page_bytes: int
-) -> tuple[dict[str, Any], dict[str, int] | None]:
-    """(the page of *answer* from *offset*, the next offsets or None when nothing remains)."""
+    answer: dict[str, Any],
+    lists: tuple[str, ...],
+    offset: dict[str, int],
+    page_bytes: int,
+    measures: Measures | None = None,
+) -> tuple[dict[str, Any], dict[str, int] | None, set[str]]:
+    """(the page of *answer* from *offset*, the next offsets or None when nothing remains, the
+    files the page's list items are drawn from); *measures* are `measure(answer, lists)`."""
+    sizes = measures if measures is not None else measure(answer, lists)
     page = {k: v for k, v in answer.items() if k not in lists}
     budget = page_bytes - _size(page) - 64
     following: dict[str, int] = {}
@@ -37,39 +56,44 @@ def cut(
     seen_paths: set[str] = set()
     for name in lists:
         items = answer.get(name, [])
+        measured = sizes.get(name, [])
         start = min(max(0, offset.get(name, 0)), len(items))
-        taken: list[Any] = []
-        for item in items[start:]:
+        end = start
+        for size, paths in measured[start:]:
             # a file not yet on the page also adds its blob id to `validAsOf.blobs`
-            fresh = item_paths({name: [item]}, (name,)) - seen_paths
-            size = _size(item) + 1 + BLOB_ID_BYTES * len(fresh)
-            if size > budget and (taken or remaining or any(page.get(n) for n in lists)):
+            fresh = paths - seen_paths if paths else paths
+            cost = size + 1 + BLOB_ID_BYTES * len(fresh)
+            if cost > budget and (end > start or remaining or any(page.get(n) for n in lists)):
                 break
-            taken.append(item)
+            end += 1
             seen_paths |= fresh
-            budget -= size
-        page[name] = taken
-        following[name] = start + len(taken)
-        remaining = remaining or following[name] < len(items)
-    return page, following if remaining else None
+            budget -= cost
+        page[name] = items[start:end]
+        following[name] = end
+        remaining = remaining or end < len(items)
+    return page, following if remaining else None, seen_paths
 
 
 class Answers:
-    """Whole answers by (tree, verb, params without paging), so page two costs no recomputation."""
+    """Whole answers by (tree, verb, params without paging) with their item measures, so a later
+    page, or the same page asked again, costs no recomputation and no re-serializing."""
 
     def __init__(self) -> None:
-        self._answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._answers: OrderedDict[str, tuple[dict[str, Any], Measures]] = OrderedDict()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> tuple[dict[str, Any], Measures] | None:
         found = self._answers.get(key)
         if found is not None:
             self._answers.move_to_end(key)
         return found
 
-    def put(self, key: str, answer: dict[str, Any]) -> None:
-        self._answers[key] = answer
+    def put(
+        self, key: str, answer: dict[str, Any], lists: tuple[str, ...]
+    ) -> tuple[dict[str, Any], Measures]:
+        self._answers[key] = stored = (answer, measure(answer, lists))
         while len(self._answers) > MAX_ANSWERS:
             self._answers.popitem(last=False)
+        return stored
 
 
 def item_paths(page: dict[str, Any], lists: tuple[str, ...]) -> set[str]:
