@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bridge.config import BridgeSettings, ConfigError, load_settings, resolve_host_argv
-from tests.support.mcp_helpers import REPO_ROOT, bad_host_command
+from tests.support.mcp_helpers import REPO_ROOT, bad_host_command, bridge_cli
 
 
 def test_default_config_file_matches_the_defaults() -> None:
@@ -77,9 +77,7 @@ def test_host_command_resolution(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bridge", *args], capture_output=True, text=True, timeout=60, cwd=cwd
-    )
+    return bridge_cli(*args, cwd=cwd, timeout=60)
 
 
 @pytest.mark.parametrize(

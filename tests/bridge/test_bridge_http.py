@@ -3,73 +3,26 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import pytest
 from mcp import Client
 
 from tests.support.gitrepo import make_repo
+from tests.support.http_bridge import free_port, running, serve_argv, wait_listening
 from tests.support.mcp_helpers import assert_labelled
 
 pytestmark = pytest.mark.anyio
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def _wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    """Readiness by connecting, bounded: the server binds its port only once it is up."""
-    with anyio.fail_after(30):
-        while True:
-            assert process.poll() is None, "the bridge exited before listening"
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
-
-
 @pytest.fixture
 def http_bridge(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     repo = make_repo(tmp_path / "repo", {"pkg/mod.py": "VALUE = 1\n"})
-    port = _free_port()
-    log = (tmp_path / "bridge.stderr").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bridge",
-            "serve",
-            "--repo",
-            str(repo),
-            "--transport",
-            "streamable-http",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    try:
+    port = free_port()
+    with running(serve_argv(repo, "--port", str(port)), tmp_path / "bridge.stderr") as process:
         yield port, process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -77,7 +30,7 @@ async def test_streamable_http_serves_labelled_tools(
     http_bridge: tuple[int, subprocess.Popen[bytes]], mode: str, tmp_path: Path
 ) -> None:
     port, process = http_bridge
-    await _wait_listening(port, process)
+    await wait_listening(port, process)
     url = f"http://127.0.0.1:{port}/mcp"
     assert url in (tmp_path / "bridge.stderr").read_text()  # the URL a user must paste
     async with Client(url, mode=mode, read_timeout_seconds=60) as client:

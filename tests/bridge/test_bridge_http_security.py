@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +15,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.bridge.test_bridge_http import _free_port
 from tests.support.gitrepo import make_repo
+from tests.support.http_bridge import free_port, running, serve_argv
 from tests.support.mcp_helpers import assert_labelled
 
 pytestmark = pytest.mark.anyio
@@ -36,39 +35,15 @@ INIT = {
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-def _serve(repo: Path, *extra: str, env: dict[str, str] | None = None) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "bridge",
-        "serve",
-        "--repo",
-        str(repo),
-        "--transport",
-        "streamable-http",
-        *extra,
-    ]
-
-
 @pytest.fixture
 def guarded(tmp_path: Path) -> Iterator[str]:
     """A bridge on 127.0.0.2 with a token from the environment; yields its URL."""
     repo = make_repo(tmp_path / "repo", {"pkg/mod.py": "VALUE = 1\n"})
-    port = _free_port()
-    log = (tmp_path / "bridge.stderr").open("wb")
-    argv = _serve(repo, "--http-host", BIND, "--port", str(port))
+    port = free_port()
+    argv = serve_argv(repo, "--http-host", BIND, "--port", str(port))
     env = {**os.environ, "ASP_BRIDGE_HTTP_TOKEN": TOKEN}
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=env)
-    try:
+    with running(argv, tmp_path / "bridge.stderr", env=env):
         yield f"http://{BIND}:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 async def _post(url: str, headers: dict[str, str]) -> httpx2.Response:
@@ -113,7 +88,7 @@ async def test_each_session_sees_only_its_own_exchanges(guarded: str) -> None:
 def test_off_loopback_without_a_token_refuses_to_start(tmp_path: Path, bind: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ASP_BRIDGE_HTTP_TOKEN"}
     done = subprocess.run(
-        _serve(tmp_path, "--http-host", bind),
+        serve_argv(tmp_path, "--http-host", bind),
         capture_output=True,
         text=True,
         timeout=60,

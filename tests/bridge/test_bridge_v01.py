@@ -18,10 +18,9 @@ from mcp import Client
 
 from asp_protocol.canonical import blob_id, request_digest
 from bridge.config import BridgeSettings
-from bridge.ext.extension import build
-from bridge.server import create_server
-from tests.bridge.test_ext_memory import assert_envelope, send
+from tests.bridge.test_ext_memory import assert_envelope
 from tests.support.definitions import assert_valid
+from tests.support.ext_bridge import extension_server, send
 from tests.support.host_harness import host_argv
 from tests.support.host_scenarios import DEFAULT_FILES, REQ, one_provider, prepare
 from tests.support.mcp_helpers import assert_labelled
@@ -41,12 +40,8 @@ async def bridge(tmp_path: Path, behavior: str) -> AsyncIterator[tuple[Client, d
     )
     repo, trusted, _ = prepare(tmp_path, config)
     (repo / "src/app.py").write_text(EDITED)
-    extension, middleware = build()
-    server = create_server(
-        BridgeSettings(repo=repo, host=host_argv(Path("{repo}"), trusted, None), timeout=30),
-        extensions=[extension],
-        middleware=middleware,
-    )
+    host = host_argv(Path("{repo}"), trusted, None)
+    server, _ = extension_server(BridgeSettings(repo=repo, host=host, timeout=30))
     async with Client(server, mode="auto") as client:  # type: ignore[arg-type]
         status = assert_envelope(await send(client, "asp/host/status"), "host/status", None)
         change = {

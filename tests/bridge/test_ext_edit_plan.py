@@ -6,38 +6,27 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from pydantic import TypeAdapter
 
-from bridge.config import BridgeSettings
-from bridge.ext.bakeoff import cases, plan
-from bridge.ext.bakeoff.mcp_runner import ExtRequest
+from bridge.ext.bakeoff import cases
 from bridge.ext.bakeoff.workspace import prepare, snapshot
-from bridge.ext.extension import APPLY_METHOD, build
+from bridge.ext.extension import APPLY_METHOD
 from bridge.ext.plan_diff import MAX_DIFF_CHARS, unified_diff
-from bridge.server import create_server
 from tests.support.definitions import assert_valid
+from tests.support.ext_bridge import case_settings, extension_server, send
 from tests.support.mcp_helpers import assert_labelled
 
 pytestmark = pytest.mark.anyio
-RAW = TypeAdapter(dict[str, Any])
 
 
 @pytest.mark.needs_definitions
 async def test_edit_plan_tool_shows_the_plan_and_its_diff(tmp_path: Path) -> None:
     prepared = prepare(cases.select(["edit-plan-request"])[0], tmp_path, python=sys.executable)
     before = snapshot(prepared.repo)
-    argv = plan.host_argv(plan.DEFAULT_HOST, prepared, keep_repo_placeholder=True)
-    extension, middleware = build()
-    server = create_server(
-        BridgeSettings(repo=prepared.repo, host=argv, timeout=60),
-        extensions=[extension],
-        middleware=middleware,
-    )
+    server, _ = extension_server(case_settings(prepared, timeout=60))
     async with Client(server) as client:
         result = await client.call_tool(
             "asp_ext_request_edit_plan",
@@ -67,7 +56,7 @@ async def test_edit_plan_tool_shows_the_plan_and_its_diff(tmp_path: Path) -> Non
             "intent": "agent",
         }
         with pytest.raises(MCPError) as caught:
-            await client.session.send_request(ExtRequest(method=APPLY_METHOD, params=params), RAW)
+            await send(client, APPLY_METHOD, params)
         assert caught.value.code == -32012
         trace = await client.call_tool("asp_debug_trace", {"limit": 100})
         methods = [e["method"] for e in assert_labelled(trace)["bridgeResult"]["entries"]]

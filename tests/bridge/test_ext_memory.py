@@ -6,10 +6,8 @@ fake providers, a pinned policy), so these tests exercise the same setup the bak
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,55 +17,40 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from pydantic import TypeAdapter
 
 from asp_protocol.canonical import request_digest
 from bridge.config import BridgeSettings
 from bridge.ext import EXTENSION_ID
-from bridge.ext.bakeoff import cases, plan
-from bridge.ext.bakeoff.mcp_runner import ExtRequest
-from bridge.ext.bakeoff.spec import Case, ProviderSpec
-from bridge.ext.bakeoff.workspace import PreparedCase, prepare, snapshot
-from bridge.ext.extension import APPLY_METHOD, FORWARDED, AspOuterSeamExtension, build
+from bridge.ext.bakeoff import plan
+from bridge.ext.bakeoff.workspace import PreparedCase, snapshot
+from bridge.ext.extension import APPLY_METHOD, FORWARDED, AspOuterSeamExtension
 from bridge.server import create_server
 from tests.support.definitions import assert_valid
+from tests.support.ext_bridge import (
+    cancel_an_evaluate,
+    case_settings,
+    extension_server,
+    prepared_case,
+    send,
+)
 from tests.support.mcp_helpers import LABEL_KEY, assert_labelled
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
-RAW = TypeAdapter(dict[str, Any])
-
-
-def _case(behavior: str = "clean", name: str = "allow") -> Case:
-    case = cases.select([name])[0]
-    provider = ProviderSpec(id=case.providers[0].id, behavior=behavior)
-    if behavior == "hang":
-        provider = dataclasses.replace(provider, extra_args=("--hang-seconds", "60"))
-    return dataclasses.replace(case, providers=(provider,))
 
 
 @pytest.fixture
 def allow_case(tmp_path: Path) -> PreparedCase:
-    return prepare(_case(), tmp_path, python=sys.executable)
+    return prepared_case(tmp_path)
 
 
 @asynccontextmanager
 async def bridge(
     prepared: PreparedCase, mode: str
 ) -> AsyncIterator[tuple[Client, AspOuterSeamExtension]]:
-    argv = plan.host_argv(plan.DEFAULT_HOST, prepared, keep_repo_placeholder=True)
-    extension, middleware = build()
-    server = create_server(
-        BridgeSettings(repo=prepared.repo, host=argv, timeout=30),
-        extensions=[extension],
-        middleware=middleware,
-    )
+    server, extension = extension_server(case_settings(prepared))
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
         yield client, extension
-
-
-async def send(client: Client, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
-    return await client.session.send_request(ExtRequest(method=method, params=params), RAW, **kw)
 
 
 def assert_envelope(envelope: dict[str, Any], method: str, call_site: str | None) -> dict[str, Any]:
@@ -180,7 +163,7 @@ async def test_apply_is_refused_and_never_forwarded(allow_case: PreparedCase, mo
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_host_progress_becomes_mcp_progress(tmp_path: Path, mode: str) -> None:
-    prepared = prepare(_case("slow-progress"), tmp_path, python=sys.executable)
+    prepared = prepared_case(tmp_path, "slow-progress")
     seen: list[tuple[float, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -201,12 +184,9 @@ async def test_host_progress_becomes_mcp_progress(tmp_path: Path, mode: str) -> 
 
 async def test_mcp_cancellation_reaches_the_host_and_is_recorded(tmp_path: Path) -> None:
     """Legacy era: in-memory modern mode carries no client-to-server notifications."""
-    prepared = prepare(_case("hang"), tmp_path, python=sys.executable)
+    prepared = prepared_case(tmp_path, "hang", "--hang-seconds", "60")
     async with bridge(prepared, "legacy") as (client, extension):
-        await send(client, "asp/host/status")
-        with anyio.move_on_after(1.0) as scope:
-            await send(client, "asp/host/evaluateChangeset", plan.evaluate_params(prepared))
-        assert scope.cancelled_caught
+        await cancel_an_evaluate(client, prepared)
         record: dict[str, Any] = {}
         with anyio.fail_after(10):
             while not record.get("hostReply"):
@@ -382,8 +362,7 @@ async def test_adapter_policy_is_honoured_without_the_extension(
 ) -> None:
     """`serve --no-extension` is still the MCP adapter: adapters.mcp.enabled false refuses it."""
     _set_adapters(allow_case.repo, {"enabled": False})
-    argv = plan.host_argv(plan.DEFAULT_HOST, allow_case, keep_repo_placeholder=True)
-    server = create_server(BridgeSettings(repo=allow_case.repo, host=argv, timeout=30))
+    server = create_server(case_settings(allow_case))
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
         for tool in ("asp_status", "asp_debug_host"):
             envelope = assert_labelled(await client.call_tool(tool, {}), is_error=True)
@@ -399,14 +378,8 @@ async def test_unknown_adapter_policy_fails_closed_for_evaluate_but_not_for_read
     from tests.support.mcp_helpers import bad_host_argv
 
     record = tmp_path / "reached.txt"
-    extension, middleware = build()
-    server = create_server(
-        BridgeSettings(
-            repo=tmp_path, host=list(bad_host_argv("policy-error", str(record))), timeout=30
-        ),
-        extensions=[extension],
-        middleware=middleware,
-    )
+    host = list(bad_host_argv("policy-error", str(record)))
+    server, _ = extension_server(BridgeSettings(repo=tmp_path, host=host, timeout=30))
     changeset = {"baseline": {"rev": "git:tree:0"}, "changes": []}
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
         status = assert_labelled(await client.call_tool("asp_status", {}), is_error=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import sys
@@ -15,28 +14,17 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from pydantic import TypeAdapter
 
 from asp_protocol.canonical import request_digest
 from bridge.ext import EXTENSION_ID
-from bridge.ext.bakeoff import cases, plan
-from bridge.ext.bakeoff.mcp_runner import ExtRequest
-from bridge.ext.bakeoff.spec import ProviderSpec
-from bridge.ext.bakeoff.workspace import PreparedCase, prepare, snapshot
+from bridge.ext.bakeoff import plan
+from bridge.ext.bakeoff.workspace import PreparedCase, snapshot
 from bridge.ext.extension import APPLY_METHOD
+from tests.support.ext_bridge import cancel_an_evaluate, prepared_case, send
 from tests.support.mcp_helpers import assert_labelled
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # stdio end to end: real processes
 MODES = ["legacy", "auto"]
-RAW = TypeAdapter(dict[str, Any])
-
-
-def _prepared(tmp_path: Path, behavior: str, *extra: str) -> PreparedCase:
-    case = cases.select(["allow"])[0]
-    provider = ProviderSpec(id=case.providers[0].id, behavior=behavior, extra_args=extra)
-    return prepare(
-        dataclasses.replace(case, providers=(provider,)), tmp_path, python=sys.executable
-    )
 
 
 @asynccontextmanager
@@ -52,14 +40,10 @@ async def bridge(prepared: PreparedCase, mode: str, *flags: str) -> AsyncIterato
         yield client
 
 
-async def send(client: Client, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
-    return await client.session.send_request(ExtRequest(method=method, params=params), RAW, **kw)
-
-
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio_extension_round_trip(tmp_path: Path, mode: str) -> None:
     """Advertisement, every forwarded read, gate preserved, apply refused, progress, nothing written."""
-    prepared = _prepared(tmp_path, "slow-progress")
+    prepared = prepared_case(tmp_path, "slow-progress")
     before = snapshot(prepared.repo)
     progress: list[float] = []
 
@@ -106,12 +90,9 @@ async def test_stdio_extension_round_trip(tmp_path: Path, mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio_cancellation_reaches_the_host(tmp_path: Path, mode: str) -> None:
-    prepared = _prepared(tmp_path, "hang", "--hang-seconds", "60")
+    prepared = prepared_case(tmp_path, "hang", "--hang-seconds", "60")
     async with bridge(prepared, mode) as client:
-        await send(client, "asp/host/status")
-        with anyio.move_on_after(1.0) as scope:
-            await send(client, "asp/host/evaluateChangeset", plan.evaluate_params(prepared))
-        assert scope.cancelled_caught
+        await cancel_an_evaluate(client, prepared)
         entry: dict[str, Any] = {}
         with anyio.fail_after(10):
             while not entry.get("lateReply"):
@@ -131,7 +112,7 @@ async def test_stdio_cancellation_reaches_the_host(tmp_path: Path, mode: str) ->
 
 
 async def test_stdio_extension_can_be_switched_off(tmp_path: Path) -> None:
-    prepared = _prepared(tmp_path, "clean")
+    prepared = prepared_case(tmp_path, "clean")
     async with bridge(prepared, "legacy", "--no-extension") as client:
         caps = client.server_capabilities
         assert caps is not None

@@ -16,8 +16,8 @@ from mcp import Client
 from mcp.types import ToolListChangedNotification
 
 from bridge.config import BridgeSettings, ConfigError, load_settings
-from bridge.ext.extension import build as build_extension
 from bridge.server import create_server
+from tests.support.ext_bridge import extension_server
 from tests.support.mcp_helpers import assert_labelled, bad_host_argv
 
 pytestmark = pytest.mark.anyio
@@ -59,12 +59,9 @@ def _policy_file(tmp_path: Path, mcp: dict[str, Any] | None, edit: bool, digest:
 
 
 def _server(tmp_path: Path, state: Path, **settings: Any) -> Any:
-    extension, middleware = build_extension()
     values = {"timeout": 10.0, "backoff_initial": 0.01, **settings}
-    config = BridgeSettings(
-        repo=tmp_path, host=list(bad_host_argv("adapters", str(state))), **values
-    )
-    return create_server(config, extensions=[extension], middleware=middleware)
+    host = list(bad_host_argv("adapters", str(state)))
+    return extension_server(BridgeSettings(repo=tmp_path, host=host, **values))[0]
 
 
 @pytest.mark.parametrize("mode", MODES)

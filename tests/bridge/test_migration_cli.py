@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.gitrepo import make_repo, write_files
+from tests.support.mcp_helpers import bridge_cli
 from tests.support.old_tool import run_pyflakes, sarif_log
 
 BEFORE = "import sys\n\n\ndef main():\n    return sys.argv\n"
@@ -17,13 +17,7 @@ AFTER = "import os\nimport sys\n\n\ndef main():\n    return sys.argv + missing\n
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bridge", "migration-check", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return bridge_cli("migration-check", *args, cwd=cwd)
 
 
 @pytest.fixture

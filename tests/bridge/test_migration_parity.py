@@ -30,6 +30,50 @@ PYTHON_CODE = {
 AFTER = PYFLAKES_SAMPLE
 
 
+def _sarif(rule: str, text: str, path: str, line: int) -> dict[str, Any]:
+    """One SARIF result of the old tool: its rule, message and one-based start line."""
+    location = {"artifactLocation": {"uri": path}, "region": {"startLine": line}}
+    return {
+        "ruleId": rule,
+        "message": {"text": text},
+        "locations": [{"physicalLocation": location}],
+    }
+
+
+def _diag(
+    code: str,
+    path: str,
+    line: int,
+    message: str,
+    *,
+    severity: str = "warning",
+    char: int = 0,
+    width: int = 1,
+    fingerprint: str | None = None,
+) -> dict[str, Any]:
+    """One host diagnostic on a zero-based line; fingerprinted from code, path and message."""
+    digest = hashlib.sha256(f"{code}{path}{message}".encode()).hexdigest()
+    return {
+        "code": code,
+        "severity": severity,
+        "source": "asp-python-check",
+        "message": message,
+        "location": {
+            "path": path,
+            "range": {
+                "start": {"line": line, "char": char},
+                "end": {"line": line, "char": char + width},
+            },
+        },
+        "fingerprint": fingerprint or "sha256:" + digest,
+    }
+
+
+def _host_finding(diagnostic: dict[str, Any]) -> dict[str, Any]:
+    """A verdict finding as an ASP host's decision carries it: advisory, no authority claims."""
+    return {"diagnostic": diagnostic, "authority": {}, "disposition": "advisory"}
+
+
 def host_findings(
     messages: list[OldMessage], *, drop: str = "", extra: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
@@ -38,30 +82,11 @@ def host_findings(
     for m in messages:
         if m.rule == drop:
             continue
-        code = PYTHON_CODE[m.rule]
-        out.append(
-            {
-                "diagnostic": {
-                    "code": code,
-                    "severity": "error"
-                    if m.rule in ("UndefinedName", "SyntaxError")
-                    else "warning",
-                    "source": "asp-python-check",
-                    "message": m.text,
-                    "location": {
-                        "path": m.path,
-                        "range": {
-                            "start": {"line": m.line - 1, "char": m.col},
-                            "end": {"line": m.line - 1, "char": m.col + 3},
-                        },
-                    },
-                    "fingerprint": "sha256:"
-                    + hashlib.sha256(f"{code}{m.path}{m.text}".encode()).hexdigest(),
-                },
-                "authority": {},
-                "disposition": "advisory",
-            }
+        severity = "error" if m.rule in ("UndefinedName", "SyntaxError") else "warning"
+        diagnostic = _diag(
+            PYTHON_CODE[m.rule], m.path, m.line - 1, m.text, severity=severity, char=m.col, width=3
         )
+        out.append(_host_finding(diagnostic))
     return [*out, *(extra or [])]
 
 
@@ -81,21 +106,17 @@ def decision(
     }
 
 
-EXTRA_HOST_ONLY = {
-    "diagnostic": {
-        "code": "python/shadowed-builtin",
-        "severity": "info",
-        "source": "asp-python-check",
-        "message": "'id' shadows a builtin",
-        "location": {
-            "path": "pkg/mod.py",
-            "range": {"start": {"line": 4, "char": 0}, "end": {"line": 4, "char": 2}},
-        },
-        "fingerprint": "sha256:extra",
-    },
-    "authority": {},
-    "disposition": "advisory",
-}
+EXTRA_HOST_ONLY = _host_finding(
+    _diag(
+        "python/shadowed-builtin",
+        "pkg/mod.py",
+        4,
+        "'id' shadows a builtin",
+        severity="info",
+        width=2,
+        fingerprint="sha256:extra",
+    )
+)
 
 
 @pytest.fixture
@@ -176,9 +197,7 @@ def test_large_line_shift_matches_by_name_or_not_at_all(repo: Path) -> None:
 
 
 def test_tolerance_zero_refuses_a_one_line_shift_without_names() -> None:
-    old = parse_findings(
-        [{"ruleId": "E999", "message": {"text": "invalid syntax"}, "locations": [_loc("a.py", 3)]}]
-    ).findings
+    old = parse_findings([_sarif("E999", "invalid syntax", "a.py", 3)]).findings
     host = parse_findings(
         [_diag("python/syntax-error", "a.py", 3, "invalid syntax")]
     ).findings  # zero-based 3 = line 4
@@ -187,15 +206,7 @@ def test_tolerance_zero_refuses_a_one_line_shift_without_names() -> None:
 
 
 def test_different_rules_never_match_even_on_the_same_spot() -> None:
-    old = parse_findings(
-        [
-            {
-                "ruleId": "F401",
-                "message": {"text": "'os' imported but unused"},
-                "locations": [_loc("a.py", 1)],
-            }
-        ]
-    ).findings
+    old = parse_findings([_sarif("F401", "'os' imported but unused", "a.py", 1)]).findings
     host = parse_findings(
         [_diag("python/undefined-name", "a.py", 0, "undefined name 'os'")]
     ).findings
@@ -221,9 +232,7 @@ def test_fingerprints_match_first_when_both_sides_have_them(repo: Path) -> None:
 
 
 def test_unmapped_old_rules_are_listed_and_a_rule_map_pairs_them() -> None:
-    old = parse_findings(
-        [{"ruleId": "X123", "message": {"text": "something odd"}, "locations": [_loc("a.py", 2)]}]
-    ).findings
+    old = parse_findings([_sarif("X123", "something odd", "a.py", 2)]).findings
     host = parse_findings([_diag("python/odd", "a.py", 1, "something odd")]).findings
     result = compare_findings(old, host)
     assert result.unmapped_old_rules == ("X123",) and result.only_old[0].rule_mapping == "unmapped"
@@ -233,15 +242,7 @@ def test_unmapped_old_rules_are_listed_and_a_rule_map_pairs_them() -> None:
 
 
 def test_findings_outside_the_change_are_flagged() -> None:
-    old = parse_findings(
-        [
-            {
-                "ruleId": "F401",
-                "message": {"text": "'os' imported but unused"},
-                "locations": [_loc("other.py", 1)],
-            }
-        ]
-    ).findings
+    old = parse_findings([_sarif("F401", "'os' imported but unused", "other.py", 1)]).findings
     result = compare_findings(old, (), change_paths=["a.py"])
     only = result.only_old[0]
     assert only.path_in_change is False and "not part of the evaluated change" in only.reason
@@ -292,24 +293,6 @@ def test_old_rule_kinds(rule: str, message: str, kind: str | None, how: str) -> 
 def test_asp_kinds_fold_aliases() -> None:
     assert asp_rule_kind("python/redefined-while-unused") == "redefined-unused"
     assert asp_rule_kind("python/unused-import") == "unused-import"
-
-
-def _loc(path: str, line: int) -> dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": {"uri": path}, "region": {"startLine": line}}}
-
-
-def _diag(code: str, path: str, line: int, message: str) -> dict[str, Any]:
-    return {
-        "code": code,
-        "severity": "warning",
-        "source": "asp-python-check",
-        "message": message,
-        "location": {
-            "path": path,
-            "range": {"start": {"line": line, "char": 0}, "end": {"line": line, "char": 1}},
-        },
-        "fingerprint": "sha256:" + hashlib.sha256(f"{code}{path}{message}".encode()).hexdigest(),
-    }
 
 
 def test_every_pyflakes_class_maps_to_the_reference_providers_code() -> None:

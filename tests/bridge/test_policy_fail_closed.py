@@ -14,11 +14,9 @@ import pytest
 from mcp import Client
 
 from bridge import adapter_policy
-from bridge.config import BridgeSettings
-from bridge.ext.bakeoff import cases, plan
+from bridge.ext.bakeoff import cases
 from bridge.ext.bakeoff.workspace import PreparedCase, prepare
-from bridge.ext.extension import build
-from bridge.server import create_server
+from tests.support.ext_bridge import case_settings, extension_server
 from tests.support.mcp_helpers import assert_labelled
 
 pytestmark = pytest.mark.anyio
@@ -51,13 +49,7 @@ async def test_a_non_json_number_in_the_policy_is_rejected_and_evaluate_is_refus
     policy = (case.repo / ".asp" / "asp.json").read_text()
     # A syntactically plausible document whose adapters block would allow everything.
     _commit_policy(case.repo, policy.rstrip()[:-1] + f', "x-budget": {constant}}}\n')
-    argv = plan.host_argv(plan.DEFAULT_HOST, case, keep_repo_placeholder=True)
-    extension, middleware = build()
-    server = create_server(
-        BridgeSettings(repo=case.repo, host=argv, timeout=30),
-        extensions=[extension],
-        middleware=middleware,
-    )
+    server, _ = extension_server(case_settings(case))
     with anyio.fail_after(90):
         async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
             status = assert_labelled(await client.call_tool("asp_status", {}), is_error=False)

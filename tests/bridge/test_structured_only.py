@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from bridge.config import BridgeSettings
-from bridge.ext.extension import build as build_extension
 from bridge.server import create_server
+from tests.support.ext_bridge import extension_server
 from tests.support.gitrepo import make_repo, write_files
 from tests.support.inspect_sample import SAMPLE
 from tests.support.mcp_helpers import bad_host_argv
@@ -61,14 +61,13 @@ def assert_contract(result: CallToolResult, limit: int) -> dict[str, Any]:
 
 @asynccontextmanager
 async def reference_bridge(repo: Path, mode: str) -> AsyncIterator[Client]:
-    extension, middleware = build_extension()
     settings = BridgeSettings(
         repo=repo,
         host=[sys.executable, "-m", "reference_host", "serve", "--repo", "{repo}"],
         structured_max_chars=LIMIT,
         inspect_page_chars=100_000,  # the text would allow more: structuredContent sets the page
     )
-    server = create_server(settings, extensions=[extension], middleware=middleware)
+    server, _ = extension_server(settings)
     with anyio.fail_after(120):
         async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
             yield client

@@ -11,8 +11,7 @@ import pytest
 from mcp import Client
 
 from bridge.config import BridgeSettings
-from bridge.ext.extension import build as build_extension
-from bridge.server import create_server
+from tests.support.ext_bridge import extension_server
 from tests.support.mcp_helpers import bad_host_argv
 
 pytestmark = pytest.mark.anyio
@@ -45,9 +44,7 @@ def test_the_walker_finds_an_empty_item_schema() -> None:
 
 
 async def test_no_tool_schema_has_an_empty_or_untyped_part(tmp_path: Path) -> None:
-    extension, middleware = build_extension()
-    settings = BridgeSettings(repo=tmp_path, host=list(bad_host_argv("ok")))
-    server = create_server(settings, extensions=[extension], middleware=middleware)
+    server, _ = extension_server(BridgeSettings(repo=tmp_path, host=list(bad_host_argv("ok"))))
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
         tools = (await client.list_tools()).tools
     assert any(t.name == "asp_migration_check" for t in tools)
@@ -63,9 +60,7 @@ async def test_no_tool_schema_has_an_empty_or_untyped_part(tmp_path: Path) -> No
 async def test_only_tools_measured_above_the_client_default_raise_its_size_limit(
     tmp_path: Path,
 ) -> None:
-    extension, middleware = build_extension()
-    settings = BridgeSettings(repo=tmp_path, host=list(bad_host_argv("ok")))
-    server = create_server(settings, extensions=[extension], middleware=middleware)
+    server, _ = extension_server(BridgeSettings(repo=tmp_path, host=list(bad_host_argv("ok"))))
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
         tools = (await client.list_tools()).tools
     declared = {t.name: (t.meta or {}).get("anthropic/maxResultSizeChars") for t in tools}

@@ -8,11 +8,8 @@ through host/requestEditPlan and host/applyProposal with the scripted fake edit 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.support.definitions import require_definitions
 from tests.support.edit_host import (
     SEEN_ASSURANCE,
     apply,
@@ -21,24 +18,11 @@ from tests.support.edit_host import (
     rejected_plan,
     request_plan,
 )
-from tests.support.host_checks import named_test_for, requirement_ids
+from tests.support.host_checks import assert_each_id_has_a_test
 from tests.support.host_pool import HostPool
 
 APP = "def add(a, b):\n    return a + b\n"
 OVERCLAIMS = {"mediated-write", "isolated"}
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("assurance"))
-    yield hosts
-    hosts.close()
-
-
-@pytest.fixture(autouse=True)
-def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
-    yield
-    pool.end_test()
 
 
 def test_assurance_advisory_reporting(pool: HostPool) -> None:
@@ -137,8 +121,4 @@ def test_assurance_transaction_guarantee_bound(pool: HostPool) -> None:
 @pytest.mark.needs_definitions
 def test_every_assurance_id_has_its_test() -> None:
     """Each ASSURANCE-* id of CONFORMANCE.md has a test named for it here."""
-    require_definitions()
-    ids = requirement_ids("ASSURANCE")
-    assert len(ids) == 7, ids
-    missing = [i for i in ids if named_test_for(i) not in globals()]
-    assert not missing, f"no test for {missing}"
+    assert_each_id_has_a_test("ASSURANCE", 7, globals())

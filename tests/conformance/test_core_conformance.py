@@ -23,16 +23,15 @@ from tests.support.gitrepo import write_files
 from tests.support.host_checks import (
     ASSESSMENT_REF,
     assert_degraded,
+    assert_each_id_has_a_test,
     check_envelope,
     check_status,
     find_degraded,
     granted_for,
     mentions,
     named,
-    named_test_for,
     provenance_ids,
     reasons,
-    requirement_ids,
     server,
     validate,
     who,
@@ -629,8 +628,7 @@ LEFT_OUT: dict[str, str] = {}
 @pytest.mark.needs_definitions
 def test_every_core_id_has_its_test() -> None:
     """Each CORE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
-    require_definitions()
-    ids = [i for i in requirement_ids("CORE") if not i.startswith("CORE-SERVER-")]
-    assert len(ids) == 18, ids  # CORE-SERVER-* is the provider suite, not the host's
-    missing = [i for i in ids if named_test_for(i) not in globals() and i not in LEFT_OUT]
-    assert not missing, f"no test for {missing}"
+    # CORE-SERVER-* is the provider suite, not the host's
+    assert_each_id_has_a_test(
+        "CORE", 18, globals(), left_out=LEFT_OUT, other_suites=("CORE-SERVER-",)
+    )

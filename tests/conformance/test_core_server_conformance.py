@@ -49,7 +49,7 @@ from tests.support.definitions import (
     require_definitions,
     schema_errors,
 )
-from tests.support.host_checks import named_test_for, requirement_ids
+from tests.support.host_checks import assert_each_id_has_a_test
 from tests.support.provider_host import (
     LIMITS,
     NOT_INITIALIZED,
@@ -693,8 +693,4 @@ async def test_core_server_behavior_only() -> None:
 @pytest.mark.needs_definitions
 def test_every_core_server_id_has_its_test() -> None:
     """Each CORE-SERVER-* id of CONFORMANCE.md has a test named for it here."""
-    require_definitions()
-    ids = requirement_ids("CORE-SERVER")
-    assert len(ids) == 12, ids
-    missing = [i for i in ids if named_test_for(i) not in globals()]
-    assert not missing, f"no test for {missing}"
+    assert_each_id_has_a_test("CORE-SERVER", 12, globals())

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from asp_protocol.canonical import blob_id
-from tests.support.definitions import require_definitions
 from tests.support.edit_host import (
     EDIT_REQ,
     apply,
@@ -25,24 +23,11 @@ from tests.support.edit_host import (
     request_plan,
 )
 from tests.support.gitrepo import git
-from tests.support.host_checks import named_test_for, requirement_ids
+from tests.support.host_checks import assert_each_id_has_a_test
 from tests.support.host_pool import HostPool
 
 TESTS = Path(__file__).resolve().parents[1]
 APP = "def add(a, b):\n    return a + b\n"
-
-
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostPool]:
-    hosts = HostPool(tmp_path_factory.mktemp("edit"))
-    yield hosts
-    hosts.close()
-
-
-@pytest.fixture(autouse=True)
-def _stop_fresh_hosts(pool: HostPool) -> Iterator[None]:
-    yield
-    pool.end_test()
 
 
 def test_edit_host_request_plan_no_write(pool: HostPool) -> None:
@@ -285,8 +270,4 @@ def test_edit_host_no_opcore_fast_path() -> None:
 @pytest.mark.needs_definitions
 def test_every_edit_host_id_has_its_test() -> None:
     """Each EDIT-HOST-* id of CONFORMANCE.md has a test named for it here."""
-    require_definitions()
-    ids = requirement_ids("EDIT-HOST")
-    assert len(ids) == 16, ids
-    missing = [i for i in ids if named_test_for(i) not in globals()]
-    assert not missing, f"no test for {missing}"
+    assert_each_id_has_a_test("EDIT-HOST", 16, globals())

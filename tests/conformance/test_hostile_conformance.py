@@ -19,19 +19,17 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from tests.support.definitions import require_definitions
 from tests.support.edit_host import apply, edit_config, rejected_plan, request_plan
 from tests.support.host_checks import (
     HEALTH_REASONS,
     assert_degraded,
+    assert_each_id_has_a_test,
     find_degraded,
     granted_for,
     mentions,
     named,
-    named_test_for,
     provenance_ids,
     reasons,
-    requirement_ids,
     server,
     validate,
     who,
@@ -532,8 +530,4 @@ def test_hostile_command_like_edit_output(pool: HostPool) -> None:
 @pytest.mark.needs_definitions
 def test_every_hostile_id_has_its_test() -> None:
     """Each HOSTILE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
-    require_definitions()
-    ids = requirement_ids("HOSTILE")
-    assert len(ids) == 19, ids
-    missing = [i for i in ids if named_test_for(i) not in globals() and i not in LEFT_OUT]
-    assert not missing, f"no test for {missing}"
+    assert_each_id_has_a_test("HOSTILE", 19, globals(), left_out=LEFT_OUT)

@@ -13,13 +13,12 @@ import pytest
 
 from reference_host.sessions.compat_v01 import LegacyProfile
 from reference_host.sessions.session import CheckCapability
-from tests.support.definitions import assert_valid, require_definitions, schema_errors
+from tests.support.definitions import assert_valid, schema_errors
 from tests.support.host_checks import (
+    assert_each_id_has_a_test,
     check_receipt,
     find_degraded,
     named,
-    named_test_for,
-    requirement_ids,
     server,
     who,
 )
@@ -190,8 +189,4 @@ LEFT_OUT: dict[str, str] = {
 @pytest.mark.needs_definitions
 def test_every_interop_id_has_its_test() -> None:
     """Each INTEROP-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
-    require_definitions()
-    ids = requirement_ids("INTEROP")
-    assert len(ids) == 7, ids
-    missing = [i for i in ids if named_test_for(i) not in globals() and i not in LEFT_OUT]
-    assert not missing, f"no test for {missing}"
+    assert_each_id_has_a_test("INTEROP", 7, globals(), left_out=LEFT_OUT)

@@ -7,12 +7,13 @@ behavioural invariants (pass projection, coverage bookkeeping, receipt mirroring
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from asp_protocol.canonical import canonical_json, changeset_digest, request_digest
 from asp_protocol.vocabulary import DENY_REASONS
 from asp_protocol.vocabulary import HEALTH_REASONS as PROVIDER_HEALTH_REASONS
-from tests.support.definitions import assert_valid, definition_dir
+from tests.support.definitions import assert_valid, definition_dir, require_definitions
 from tests.support.host_scenarios import REQ
 
 EVALUATE_REF = "outer-host.schema.json#/$defs/evaluateChangesetResult"
@@ -215,6 +216,24 @@ def requirement_ids(prefix: str) -> list[str]:
 def named_test_for(requirement_id: str) -> str:
     """`CORE-HOST-STATUS` -> `test_core_host_status`: the one test named for each id."""
     return "test_" + requirement_id.lower().replace("-", "_")
+
+
+def assert_each_id_has_a_test(
+    prefix: str,
+    expected: int,
+    suite: Mapping[str, Any],
+    *,
+    left_out: Collection[str] = (),
+    other_suites: tuple[str, ...] = (),
+) -> None:
+    """Every `<prefix>-*` id of CONFORMANCE.md (there are *expected*; ids starting with one of
+    *other_suites* belong to another suite) has a test named for it in *suite* (a module's
+    globals) or a stated reason in *left_out*. One check, so that no suite can quietly skip an id."""
+    require_definitions()
+    ids = [i for i in requirement_ids(prefix) if not i.startswith(other_suites)]
+    assert len(ids) == expected, ids
+    missing = [i for i in ids if named_test_for(i) not in suite and i not in left_out]
+    assert not missing, f"no test for {missing}"
 
 
 def who(provider: str) -> set[str]:

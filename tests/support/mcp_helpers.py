@@ -1,7 +1,9 @@
-"""Shared helpers for host-client and bridge tests: bad-host argv, settings and label checks."""
+"""Shared helpers for host-client and bridge tests: bad-host argv, settings, the bridge CLI as a
+process and label checks."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,19 @@ def bad_host_command(*mode: str) -> str:
     import shlex
 
     return shlex.join(bad_host_argv(*mode))
+
+
+def bridge_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`python -m bridge ARGS` as a user runs it, in *cwd*: exit code, stdout and stderr as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "bridge", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def settings_for(cwd: Path, *mode: str, **overrides: Any) -> HostClientSettings:
