@@ -25,6 +25,18 @@ def _success(host_result: dict, limits: TextLimits = LIMITS):
     )
 
 
+def _status_failure(error: BridgeError, latency_ms: float):
+    return label.failure(
+        tool="asp_status",
+        method="host/status",
+        call_site="interactive",
+        host={},
+        latency_ms=latency_ms,
+        error=error,
+        limits=LIMITS,
+    )
+
+
 def test_success_keeps_host_result_verbatim_and_labels_three_ways() -> None:
     host_result = {"pass": True, "decision": "allow", "nested": {"s": "x" * 500}}
     result = _success(host_result)
@@ -79,21 +91,10 @@ def test_size_limit_counts_everything_the_result_carries() -> None:
 
 
 def test_failure_is_labelled_with_reason_code_and_fenced_stderr() -> None:
-    result = label.failure(
-        tool="asp_status",
-        method="host/status",
-        call_site="interactive",
-        host={},
-        latency_ms=2.0,
-        error=BridgeError(
-            reason="host-error",
-            message="boom",
-            code=-32010,
-            failClass="health",
-            stderrTail="e" * 500,
-        ),
-        limits=LIMITS,
+    cause = BridgeError(
+        reason="host-error", message="boom", code=-32010, failClass="health", stderrTail="e" * 500
     )
+    result = _status_failure(cause, latency_ms=2.0)
     assert result.is_error and result.meta[LABEL_KEY]["nonAuthoritative"] is True
     error = result.structured_content["error"]
     assert (
@@ -166,15 +167,8 @@ def test_guard_allows_ordinary_calls(call_site: str) -> None:
 
 def test_failure_caps_host_message_and_detail_in_structured_content() -> None:
     """A host error's message and detail are host strings: capped like the stderr tail."""
-    result = label.failure(
-        tool="asp_status",
-        method="host/status",
-        call_site="interactive",
-        host={},
-        latency_ms=1.0,
-        error=BridgeError(reason="host-error", message="m" * 50_000, detail="d" * 50_000),
-        limits=LIMITS,
-    )
+    cause = BridgeError(reason="host-error", message="m" * 50_000, detail="d" * 50_000)
+    result = _status_failure(cause, latency_ms=1.0)
     error = result.structured_content["error"]
     assert error["message"].startswith("m" * 100) and len(error["message"]) < 150
     assert error["detail"].startswith("d" * 100) and len(error["detail"]) < 150

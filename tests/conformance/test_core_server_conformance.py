@@ -33,7 +33,7 @@ from asp_protocol.host_owned import HOST_OWNED_FIELDS, find_host_owned_fields
 from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.vocabulary import CALL_SITES
 from reference_host.coverage import degradation
-from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
+from reference_host.evaluate.assessment_checks import AssessmentCheck
 from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.providers import PUBLISHER, PYTHON_CHECK
 from tests.providers.test_provider_python_check import (
@@ -43,6 +43,7 @@ from tests.providers.test_provider_python_check import (
     evaluate,
     python_check,
 )
+from tests.support.assessment_check import as_stamped, host_reading
 from tests.support.definitions import (
     assert_valid,
     load_json,
@@ -111,16 +112,15 @@ def judge(
     digest_sent: str | None = None,
 ) -> AssessmentCheck:
     """The reference host's reading of *raw* (default: the run's own Assessment) for this request."""
-    return validate_assessment(
+    return host_reading(
         run.assessment if raw is None else raw,
-        provider_id=PROVIDER_ID,
-        declared_sources=SOURCES,
-        capability_version=CHECK_CAPABILITY_VERSION,
-        configuration=None,
+        PROVIDER_ID,
+        CHECK_CAPABILITY_VERSION,
         baseline=run.changeset["baseline"] if baseline is None else baseline,
         changeset_digest=changeset_digest(run.changeset) if digest_sent is None else digest_sent,
-        served_now=run.served,
+        served=run.served,
         served_ever=set(host.reads),
+        sources=SOURCES,
     )
 
 
@@ -519,17 +519,9 @@ async def test_core_server_rejected_malformed_host_fields() -> None:
         assert "host-owned" in check.detail
     # the official fixtures themselves, judged for the provider they name
     for fixture in (top_fixture, nested_fixture):
-        official = validate_assessment(
-            fixture,
-            provider_id=fixture["provider"]["id"],
-            declared_sources=["core-check-provider"],
-            capability_version=CHECK_CAPABILITY_VERSION,
-            configuration=None,
-            baseline=fixture["validAsOf"]["baseline"],
-            changeset_digest=fixture["validAsOf"]["changesetDigest"],
-            served_now=set(fixture["validAsOf"]["blobs"]),
-            served_ever=set(fixture["validAsOf"]["blobs"]),
-        )
+        provider = fixture["provider"]["id"]
+        sources = ["core-check-provider"]
+        official = as_stamped(fixture, provider, CHECK_CAPABILITY_VERSION, sources=sources)
         rejected(official, "malformed")
     # malformed outputs: not an object, missing or mistyped members, wrong identity or config
     missing_coverage = {k: v for k, v in real.items() if k != "coverage"}
@@ -609,15 +601,13 @@ async def test_core_server_timeout() -> None:
     assert_valid(answered, ASSESSMENT)
     assert answered["status"] == "complete" and answered["provider"]["id"] == "fake-check"
     # missing evidence is never a passing Assessment ...
-    missing = validate_assessment(
+    missing = host_reading(
         None,
-        provider_id="fake-check",
-        declared_sources=["fake-check"],
-        capability_version=CHECK_CAPABILITY_VERSION,
-        configuration=None,
+        "fake-check",
+        CHECK_CAPABILITY_VERSION,
         baseline=changeset["baseline"],
         changeset_digest=changeset_digest(changeset),
-        served_now=set(),
+        served=set(),
         served_ever=set(host.reads),
     )
     rejected(missing, "malformed")

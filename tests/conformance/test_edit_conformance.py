@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,26 +135,30 @@ def test_edit_host_unknown_proposal(pool: HostPool) -> None:
     assert "decision" not in result, "refused before validation"
 
 
-def test_edit_host_denied_validation(pool: HostPool) -> None:
-    hut = pool.get(edit_config(check="finding"), fresh=True)
+def _refused_by_validation(
+    pool: HostPool, check: str, reason: str, decision: str
+) -> dict[str, Any]:
+    """Plan, then apply with the check provider behaving as *check*: refused for *reason* with
+    that validation *decision* attached, and the work tree untouched."""
+    hut = pool.get(edit_config(check=check), fresh=True)
     plan = request_plan(hut)
     result = apply(hut, plan["proposal"]["proposalId"])
-    refused(result, "validation-denied")
-    assert result["decision"]["decision"] == "deny"
+    refused(result, reason)
+    assert result["decision"]["decision"] == decision
+    assert (hut.repo / "src/app.py").read_text() == APP
+    return result
+
+
+def test_edit_host_denied_validation(pool: HostPool) -> None:
+    result = _refused_by_validation(pool, "finding", "validation-denied", "deny")
     reasons = {d["reason"] for d in result["decision"]["coverage"]["degraded"]}
     assert "blocking-diagnostic" in reasons
     assert "blocking-diagnostic" in {d["reason"] for d in result["receipt"]["failures"]}
-    assert (hut.repo / "src/app.py").read_text() == APP
 
 
 def test_edit_host_indeterminate_validation(pool: HostPool) -> None:
-    hut = pool.get(edit_config(check="incomplete"), fresh=True)
-    plan = request_plan(hut)
-    result = apply(hut, plan["proposal"]["proposalId"])
-    refused(result, "validation-indeterminate")
-    assert result["decision"]["decision"] == "indeterminate"
+    result = _refused_by_validation(pool, "incomplete", "validation-indeterminate", "indeterminate")
     assert "incomplete" in {d["reason"] for d in result["decision"]["coverage"]["degraded"]}
-    assert (hut.repo / "src/app.py").read_text() == APP
 
 
 def test_edit_host_command_like_output(pool: HostPool) -> None:

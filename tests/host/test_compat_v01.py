@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from asp_protocol.models import Assessment
-from reference_host.evaluate.assessment_checks import validate_assessment
 from reference_host.sessions.compat_v01 import MAPPED_EVIDENCE_ID, LegacyProfile
 from reference_host.sessions.session import CheckCapability, InitializeResult
 from reference_host.trust.settings import SettingsError, parse_settings
+from tests.support.assessment_check import as_stamped, host_reading
 from tests.support.definitions import require_definitions, schema_errors
 
 ASSESSMENT = "check-assessment.schema.json"
@@ -45,19 +45,7 @@ def recorded_results(kind: str) -> list[Any]:
 
 def judge(raw: dict[str, Any], expected_digest: str | None = None, *, read: bool = True) -> Any:
     """The v1 Assessment checks, as the host runs them for a session that served *raw*'s blobs."""
-    blobs = set(raw["validAsOf"]["blobs"])
-    return validate_assessment(
-        raw,
-        provider_id="opcore",
-        declared_sources=["opcore"],
-        capability_version="check/0.1",
-        configuration=None,
-        expected_digest=expected_digest,
-        baseline=raw["validAsOf"]["baseline"],
-        changeset_digest=raw["validAsOf"]["changesetDigest"],
-        served_now=blobs if read else set(),
-        served_ever=blobs,
-    )
+    return as_stamped(raw, "opcore", "check/0.1", expected_digest=expected_digest, read=read)
 
 
 @pytest.mark.needs_definitions
@@ -176,16 +164,8 @@ def test_config_digest_is_opaque_but_must_stay_stable_in_a_session() -> None:
 
 def test_schema_errors_are_all_reported_bounded() -> None:
     raw = {"status": "complete", "diagnostics": "x", "coverage": 1, "timing": [], "cache": 2}
-    check = validate_assessment(
-        raw,
-        provider_id="p",
-        declared_sources=["p"],
-        capability_version="check/1.0",
-        configuration=None,
-        baseline={"rev": "r"},
-        changeset_digest="d",
-        served_now=set(),
-        served_ever=set(),
+    check = host_reading(
+        raw, "p", "check/1.0", baseline={"rev": "r"}, changeset_digest="d", served=set()
     )
     assert check.reason == "malformed"
     assert "error(s)" in check.detail and "validAsOf" in check.detail and "coverage" in check.detail

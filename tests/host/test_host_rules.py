@@ -14,7 +14,6 @@ import pytest
 from asp_protocol.canonical import changeset_digest, config_digest
 from asp_protocol.vocabulary import CALL_SITES
 from reference_host.coverage import degradation
-from reference_host.evaluate.assessment_checks import validate_assessment
 from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.providers import PYTHON_CHECK
 from reference_host.trust.grants import in_grant, narrow_read
@@ -25,6 +24,7 @@ from reference_host.trust.policy import (
     parse_policy,
     touches_policy,
 )
+from tests.support.assessment_check import host_reading
 from tests.support.definitions import assert_valid, load_json, schema_errors
 
 # -- policy --------------------------------------------------------------------------------------
@@ -206,16 +206,9 @@ def _assessment(**overrides: Any) -> dict[str, Any]:
 
 def _check(raw: Any, served: set[str] | None = None) -> Any:
     served = {"blob:sha256:aa"} if served is None else served
-    return validate_assessment(
-        raw,
-        provider_id="p",
-        declared_sources=["p"],
-        capability_version="check/1.0",
-        configuration=None,
-        baseline=BASELINE,
-        changeset_digest=changeset_digest(CHANGESET),
-        served_now=served,
-        served_ever=served,
+    digest = changeset_digest(CHANGESET)
+    return host_reading(
+        raw, "p", "check/1.0", baseline=BASELINE, changeset_digest=digest, served=served
     )
 
 

@@ -6,6 +6,8 @@ official host-owned fixtures do, and crashes/hangs/refusals happen at the named 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from asp_protocol.canonical import changeset_digest, config_digest
@@ -31,6 +33,17 @@ def fake(behavior: str, *extra: str):  # type: ignore[no-untyped-def]
 def params(host: ProviderHost, comparison: str = "all", **more: object) -> dict[str, object]:
     changeset = host.changeset({"src/app.py": "x = 2\n", "src/new.py": "y = 3\n"})
     return {"changeset": changeset, "scope": "changeset", "comparison": comparison, **more}
+
+
+async def valid_assessment(
+    host: ProviderHost, request: dict[str, object] | None = None
+) -> dict[str, Any]:
+    """Start the session, evaluate *request* (default: `params(host)`) and check the Assessment
+    against its schema; the Assessment, for the test's own assertions."""
+    await host.start()
+    assessment = await host.evaluate(params(host) if request is None else request)
+    assert_valid(assessment, ASSESSMENT)
+    return assessment
 
 
 @pytest.mark.needs_definitions
@@ -62,9 +75,7 @@ async def test_clean_assessment_is_valid_and_claims_exactly_the_blobs_read() -> 
 @pytest.mark.needs_definitions
 async def test_finding_is_one_namespaced_error_on_the_first_changed_path() -> None:
     async with provider_host(FAKE, "--behavior", "finding", "--id", "acme", files=FILES) as host:
-        await host.start()
-        assessment = await host.evaluate(params(host, "introduced"))
-        assert_valid(assessment, ASSESSMENT)
+        assessment = await valid_assessment(host, params(host, "introduced"))
         [diagnostic] = assessment["diagnostics"]
         assert diagnostic["code"] == "acme/finding" and diagnostic["source"] == "acme"
         assert diagnostic["severity"] == "error" and diagnostic["introduced"] is True
@@ -83,9 +94,7 @@ async def test_finding_is_one_namespaced_error_on_the_first_changed_path() -> No
 @pytest.mark.needs_definitions
 async def test_scripted_statuses_are_valid_assessments(behavior: str, status: str) -> None:
     async with fake(behavior) as host:
-        await host.start()
-        assessment = await host.evaluate(params(host))
-        assert_valid(assessment, ASSESSMENT)
+        assessment = await valid_assessment(host)
         assert assessment["status"] == status
         assert assessment["coverage"]["exhaustive"] is False
         assert assessment["coverage"]["degraded"][0]["reason"] == status
@@ -204,8 +213,7 @@ async def test_hang_never_answers_and_honours_cancel_request() -> None:
         # the timed-out request was cancelled with $/cancelRequest; the provider keeps serving
         assert host.process.returncode is None
     async with fake("hang", "--hang-seconds", "0.2") as host:
-        await host.start()
-        assert_valid(await host.evaluate(params(host)), ASSESSMENT)
+        await valid_assessment(host)
 
 
 async def test_rpc_error_is_typed_health_failure() -> None:
@@ -219,9 +227,7 @@ async def test_rpc_error_is_typed_health_failure() -> None:
 @pytest.mark.needs_definitions
 async def test_slow_progress_reports_three_times_before_the_clean_result() -> None:
     async with fake("slow-progress") as host:
-        await host.start()
-        assessment = await host.evaluate(params(host))
-        assert_valid(assessment, ASSESSMENT)
+        await valid_assessment(host)
         reports = [v for v in host.progress if v.get("kind") == "report"]
         assert len(reports) >= 3
         for value in reports:
@@ -245,9 +251,7 @@ async def test_initialize_shape_behaviours() -> None:
 @pytest.mark.needs_definitions
 async def test_read_out_of_grant_reports_the_host_refusal_in_evidence() -> None:
     async with fake("read-out-of-grant") as host:
-        await host.start()
-        assessment = await host.evaluate(params(host))
-        assert_valid(assessment, ASSESSMENT)
+        assessment = await valid_assessment(host)
         assert host.refused.get(OUT_OF_GRANT_PROBE) == 1
         [probe] = [
             e
@@ -263,9 +267,7 @@ async def test_configuration_fixtures_and_digest_identity() -> None:
     valid = load_json("fixtures/core/check-evaluate.configuration.valid.json")
     null = load_json("fixtures/core/check-evaluate.configuration.invalid.null.json")
     async with fake("clean") as host:
-        await host.start()
-        assessment = await host.evaluate(valid)
-        assert_valid(assessment, ASSESSMENT)
+        assessment = await valid_assessment(host, valid)
         assert assessment["provider"]["configDigest"] == config_digest(
             "asp-fake-provider", "check/1.0", valid["configuration"]
         )
