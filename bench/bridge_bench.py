@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import Process
+from bench_support import stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_HOST = ROOT / "tests" / "support" / "bad_host.py"
@@ -174,12 +175,7 @@ async def spawned(argv: list[str], repo: Path) -> AsyncIterator[RawPeer]:
         try:
             yield peer
         finally:
-            assert process.stdin is not None
-            await process.stdin.aclose()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+            await stop_process(process, 10)
             tg.cancel_scope.cancel()
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from bench_support import stop_process
 
 from asp_protocol.canonical import blob_id, digest
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
@@ -161,11 +162,7 @@ async def provider_session(
                 await endpoint.request(method, params, timeout=60)
                 warm.append((time.perf_counter() - t0) * 1000)
             out[method] = (cold, warm)
-            await process.stdin.aclose()
-            with anyio.move_on_after(5):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+            await stop_process(process, 5)
             tg.cancel_scope.cancel()
     return out
 

@@ -26,19 +26,22 @@ from bridge.server import create_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT_DEFAULT = 50_000
-CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("asp_status", {}),
-    ("asp_capabilities", {}),
-    ("asp_authority_status", {}),
-    ("asp_inspect", {"verb": "symbols"}),
-    ("asp_inspect", {"verb": "references", "symbol": "JsonRpcEndpoint"}),
-    ("asp_inspect", {"verb": "impact", "path": "pkg"}),
-    ("asp_inspect", {"verb": "impact", "path": "asp_protocol/canonical.py"}),
-    ("asp_migration_check", {"findings": []}),
-    ("asp_debug_host", {}),
-    ("asp_debug_trace", {"limit": 200}),
-    ("asp_ext_evaluate_changeset", {"callSite": "sweep"}),
-]
+# tool -> the argument sets it is called with, in this order
+CALLS: dict[str, list[dict[str, Any]]] = {
+    "asp_status": [{}],
+    "asp_capabilities": [{}],
+    "asp_authority_status": [{}],
+    "asp_inspect": [
+        {"verb": "symbols"},
+        {"verb": "references", "symbol": "JsonRpcEndpoint"},
+        {"verb": "impact", "path": "pkg"},
+        {"verb": "impact", "path": "asp_protocol/canonical.py"},
+    ],
+    "asp_migration_check": [{"findings": []}],
+    "asp_debug_host": [{}],
+    "asp_debug_trace": [{"limit": 200}],
+    "asp_ext_evaluate_changeset": [{"callSite": "sweep"}],
+}
 
 
 def size(value: Any) -> int:
@@ -63,8 +66,9 @@ async def measure(repo: Path, limit: int) -> dict[str, tuple[int, int, int]]:
         sizes[name] = (max(old[0], size(result.structured_content)), max(old[1], text), old[2] + 1)
 
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
-        for name, arguments in CALLS:
-            note(name, await client.call_tool(name, arguments))
+        for name, argument_sets in CALLS.items():
+            for arguments in argument_sets:
+                note(name, await client.call_tool(name, arguments))
         cursor = None
         for _ in range(1000):  # every page of the workspace's symbols
             args: dict[str, Any] = {"verb": "symbols"} | ({"cursor": cursor} if cursor else {})

@@ -19,21 +19,8 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
+from tests.support import host_checks as checks
 from tests.support.edit_host import apply, edit_config, rejected_plan, request_plan
-from tests.support.host_checks import (
-    HEALTH_REASONS,
-    assert_degraded,
-    assert_each_id_has_a_test,
-    find_degraded,
-    granted_for,
-    mentions,
-    named,
-    provenance_ids,
-    reasons,
-    server,
-    validate,
-    who,
-)
 from tests.support.host_pool import HostPool
 from tests.support.host_scenarios import REQ, Fake, HostConfig, Req, one_provider
 
@@ -51,8 +38,8 @@ def gate_eval(pool: HostPool, config: HostConfig, path: str, **kw: Any) -> dict[
 def assert_blocked(result: dict[str, Any], reason: str, provider: str) -> dict[str, Any]:
     """Non-allow, the reason visible for that requirement/provider, and it did not count as ran."""
     assert result["decision"] == "indeterminate", result["decision"]
-    entry = named(result, reason, provider)
-    assert not mentions(result["coverage"]["ran"], REQ), result["coverage"]
+    entry = checks.named(result, reason, provider)
+    assert not checks.mentions(result["coverage"]["ran"], REQ), result["coverage"]
     return entry
 
 
@@ -62,11 +49,11 @@ def assert_blocked(result: dict[str, Any], reason: str, provider: str) -> dict[s
 def test_hostile_malformed_initialize(pool: HostPool) -> None:
     result = gate_eval(pool, one_provider("malformed-initialize"), "src/h_init.py")
     assert result["decision"] == "indeterminate"
-    hits = find_degraded(result, "malformed", who("fake-malformed-initialize")) or find_degraded(
-        result, "incompatible", who("fake-malformed-initialize")
-    )
+    hits = checks.find_degraded(
+        result, "malformed", checks.who("fake-malformed-initialize")
+    ) or checks.find_degraded(result, "incompatible", checks.who("fake-malformed-initialize"))
     assert hits, result["coverage"]
-    assert "fake-malformed-initialize" not in provenance_ids(result)
+    assert "fake-malformed-initialize" not in checks.provenance_ids(result)
 
 
 # -- HOSTILE-MALFORMED-ASSESSMENT ------------------------------------------------------------
@@ -97,12 +84,12 @@ def test_hostile_forged_host_fields(pool: HostPool, behavior: str) -> None:
 def test_hostile_stale_assessment(pool: HostPool, behavior: str) -> None:
     result = gate_eval(pool, one_provider(behavior), f"src/h_{behavior}.py")
     assert result["decision"] == "indeterminate"
-    stale = find_degraded(result, "stale", {f"fake-{behavior}"})
+    stale = checks.find_degraded(result, "stale", {f"fake-{behavior}"})
     if behavior == "unread-blob":
-        stale = stale or find_degraded(result, "malformed", {f"fake-{behavior}"})
+        stale = stale or checks.find_degraded(result, "malformed", {f"fake-{behavior}"})
     assert stale, result["coverage"]
     assert stale[0].get("requirement") == REQ
-    assert not mentions(result["coverage"]["ran"], REQ)
+    assert not checks.mentions(result["coverage"]["ran"], REQ)
 
 
 @pytest.mark.parametrize(
@@ -145,7 +132,7 @@ def test_hostile_stale_assessment_candidate_side(pool: HostPool, case: str) -> N
         assert result["decision"] == "allow", "the full current snapshot is a fresh baseline"
         return
     assert result["decision"] == "indeterminate"
-    entry = assert_degraded(result, "stale-baseline")
+    entry = checks.assert_degraded(result, "stale-baseline")
     if case in ("fabricated-blob", "stale-before-blob"):
         assert entry["detail"].startswith("blob_unavailable:"), entry
 
@@ -167,15 +154,17 @@ def test_hostile_missing_required_provider(pool: HostPool, fake: Fake) -> None:
     hut = pool.get(config)
     result = hut.evaluate("gate", hut.changeset({"src/h_missing.py": "M = 1\n"}))
     assert result["decision"] == "indeterminate"
-    assert mentions(result["coverage"]["required"], REQ)
+    assert checks.mentions(result["coverage"]["required"], REQ)
     assert result["coverage"]["ran"] == []
     degraded = result["coverage"]["degraded"]
     assert any(e.get("requirement") == REQ or e["source"] == fake.pid for e in degraded), degraded
     if not fake.tampered:
-        assert reasons(result) & {"missing-required-provider", "missing"}
+        assert checks.reasons(result) & {"missing-required-provider", "missing"}
     assert result["receipt"]["failures"], "receipt failures carry the gap"
-    assert fake.pid not in provenance_ids(result), "a provider that never ran has no provenance"
-    assert not granted_for(result, REQ)
+    assert fake.pid not in checks.provenance_ids(result), (
+        "a provider that never ran has no provenance"
+    )
+    assert not checks.granted_for(result, REQ)
 
 
 # -- HOSTILE-OPTIONAL-DEGRADED-PROVIDER ------------------------------------------------------
@@ -194,12 +183,12 @@ def test_hostile_optional_degraded_provider(pool: HostPool) -> None:
     hut = pool.get(OPTIONAL_CONFIG, fresh=True)
     result = hut.evaluate("gate", hut.changeset({"src/h_optional.py": "O = 1\n"}))
     assert result["decision"] == "allow", "clean required coverage may allow"
-    assert_degraded(result, "optional-degraded", {OPT, "fake-optional"})
-    assert mentions(result["coverage"]["ran"], REQ)
-    assert not mentions(result["coverage"]["required"], OPT)
+    checks.assert_degraded(result, "optional-degraded", {OPT, "fake-optional"})
+    assert checks.mentions(result["coverage"]["ran"], REQ)
+    assert not checks.mentions(result["coverage"]["required"], OPT)
 
     status = hut.status()
-    entry = server(status, "fake-optional")
+    entry = checks.server(status, "fake-optional")
     assert entry.get("role", "optional") == "optional" or entry["enrollmentState"] == "optional"
     assert entry["state"] != "ready" or entry["lifecycleState"] not in ("initialized", "active"), (
         entry
@@ -208,7 +197,7 @@ def test_hostile_optional_degraded_provider(pool: HostPool) -> None:
         "an optional failure does not close the gate"
     )
     caps = hut.capabilities()
-    source = server(caps, "fake-optional", "sources")
+    source = checks.server(caps, "fake-optional", "sources")
     assert (
         source["state"] != "ready"
         or source["lifecycleState"] not in ("initialized", "active")
@@ -225,9 +214,11 @@ def test_hostile_unsupported_required_capability(pool: HostPool, behavior: str) 
     hut = pool.get(one_provider(behavior))
     result = hut.evaluate("gate", hut.changeset({f"src/h_{behavior}.py": "U = 1\n"}))
     assert_blocked(result, "unsupported", f"fake-{behavior}")
-    assert not find_degraded(result, "error", who(f"fake-{behavior}")), "unsupported is not error"
+    assert not checks.find_degraded(result, "error", checks.who(f"fake-{behavior}")), (
+        "unsupported is not error"
+    )
     if behavior == "no-check-capability":
-        entry = server(hut.status(), "fake-no-check-capability")
+        entry = checks.server(hut.status(), "fake-no-check-capability")
         assert "incompatible" in (entry["state"], entry["lifecycleState"]), entry
 
 
@@ -248,10 +239,10 @@ def test_hostile_provider_error(pool: HostPool, behavior: str) -> None:
     assert result["decision"] == "indeterminate"
     if behavior == "error":
         assert_blocked(result, "error", "fake-error")
-        assert not find_degraded(result, "unsupported", who("fake-error"))
+        assert not checks.find_degraded(result, "unsupported", checks.who("fake-error"))
     else:
-        assert reasons(result) & HEALTH_REASONS, result["coverage"]
-        assert "fail-open" not in reasons(result), "gate fails closed"
+        assert checks.reasons(result) & checks.HEALTH_REASONS, result["coverage"]
+        assert "fail-open" not in checks.reasons(result), "gate fails closed"
 
 
 # -- HOSTILE-CANCELLED-PROVIDER-REQUEST ------------------------------------------------------
@@ -301,7 +292,7 @@ def test_hostile_slow_provider_timeout(pool: HostPool) -> None:
     assert slow["decision"] == "allow", "progress then a clean final result within budget"
     assert progress, "provider $/progress is relayed to the outer client"
     for value in progress:
-        validate({"token": 1, "value": value}, "progress.schema.json#/$defs/params")
+        checks.validate({"token": 1, "value": value}, "progress.schema.json#/$defs/params")
 
 
 # -- HOSTILE-PROVIDER-CRASH ------------------------------------------------------------------
@@ -324,7 +315,7 @@ STDERR_EXCERPT_CHARS = 400
 def test_crashed_provider_stderr_tail_is_shown_fenced_in_its_status(pool: HostPool) -> None:
     hut = pool.get(one_provider("crash-evaluate"), fresh=True)
     hut.evaluate("gate", hut.changeset({"src/h_stderr.py": "S = 1\n"}))
-    detail = server(hut.status(), "fake-crash-evaluate")["detail"]
+    detail = checks.server(hut.status(), "fake-crash-evaluate")["detail"]
     assert detail.startswith("last failure crashed: "), detail
     fenced = detail[detail.index(STDERR_FENCE_BEGIN) : detail.index(STDERR_FENCE_END)]
     assert "scripted crash during check/evaluate" in fenced
@@ -341,7 +332,7 @@ def test_hostile_quarantined_provider(pool: HostPool) -> None:
         assert hut.evaluate("gate", changeset)["decision"] == "indeterminate"
     result = hut.evaluate("gate", changeset)
     assert_blocked(result, "quarantined", "fake-crash-initialize")
-    entry = server(hut.authority_status(), "fake-crash-initialize", "providers")
+    entry = checks.server(hut.authority_status(), "fake-crash-initialize", "providers")
     assert "quarantined" in (entry["state"], entry["lifecycleState"], entry["enrollmentState"]), (
         entry
     )
@@ -355,11 +346,11 @@ def test_hostile_missing_authority(pool: HostPool) -> None:
     hut = pool.get(config)
     result = hut.evaluate("gate", hut.changeset({"src/h_authority.py": "A = 1\n"}))
     assert result["decision"] == "indeterminate"
-    named(result, "missing-authority", "fake-clean")
-    assert not granted_for(result, REQ)
+    checks.named(result, "missing-authority", "fake-clean")
+    assert not checks.granted_for(result, REQ)
     authority = hut.authority_status()
     assert authority["policyActivation"] == "base-active"
-    evidence = server(authority, "fake-clean", "providers")["authorityEvidence"]
+    evidence = checks.server(authority, "fake-clean", "providers")["authorityEvidence"]
     assert evidence["authority"]["granted"] is False, "host-owned authority evidence says no"
 
 
@@ -370,7 +361,7 @@ def test_hostile_insufficient_assurance(pool: HostPool) -> None:
     hut = pool.get(one_provider("clean", req_assurance=("gated",)))
     result = hut.evaluate("gate", hut.changeset({"src/h_assurance.py": "G = 1\n"}))
     assert result["decision"] == "indeterminate"
-    named(result, "insufficient-assurance", "fake-clean")
+    checks.named(result, "insufficient-assurance", "fake-clean")
     assert result["assurance"]["mode"] == "advisory"
     assert result["receipt"]["assurance"]["mode"] == "advisory"
 
@@ -399,10 +390,12 @@ def test_hostile_policy_self_authorization(pool: HostPool, edit: str) -> None:
         return
     result = hut.evaluate("gate", hut.changeset({**files, "src/h_policy.py": "P = 1\n"}))
     assert result["decision"] == "indeterminate"
-    entry = assert_degraded(result, "policy-self-authorization")
+    entry = checks.assert_degraded(result, "policy-self-authorization")
     assert entry["source"].startswith(".asp/")
     assert result["policyDigest"] == base_digest, "the base policy evaluates the change"
-    assert mentions(result["coverage"]["required"], REQ), "the candidate cannot drop requirements"
+    assert checks.mentions(result["coverage"]["required"], REQ), (
+        "the candidate cannot drop requirements"
+    )
 
 
 # -- HOSTILE-DIRECT-WRITE-RISK ---------------------------------------------------------------
@@ -420,7 +413,7 @@ def test_hostile_direct_write_risk(pool: HostPool, fake: Fake) -> None:
     config = HostConfig(requirements=(Req(REQ, (fake,)),), required=(("gate", (REQ,)),))
     result = gate_eval(pool, config, "src/h_write.py")
     assert result["decision"] == "deny"
-    named(result, "direct-write-risk", fake.pid)
+    checks.named(result, "direct-write-risk", fake.pid)
     assert result["assurance"]["mode"] in ("advisory", "gated")
 
 
@@ -530,4 +523,4 @@ def test_hostile_command_like_edit_output(pool: HostPool) -> None:
 @pytest.mark.needs_definitions
 def test_every_hostile_id_has_its_test() -> None:
     """Each HOSTILE-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
-    assert_each_id_has_a_test("HOSTILE", 19, globals(), left_out=LEFT_OUT)
+    checks.assert_each_id_has_a_test("HOSTILE", 19, globals(), left_out=LEFT_OUT)

@@ -13,15 +13,8 @@ import pytest
 
 from reference_host.sessions.compat_v01 import LegacyProfile
 from reference_host.sessions.session import CheckCapability
+from tests.support import host_checks as checks
 from tests.support.definitions import assert_valid, schema_errors
-from tests.support.host_checks import (
-    assert_each_id_has_a_test,
-    check_receipt,
-    find_degraded,
-    named,
-    server,
-    who,
-)
 from tests.support.host_pool import HostPool
 from tests.support.host_scenarios import REQ, one_provider
 from tests.support.provider_host import provider_host, wait_exit
@@ -61,7 +54,7 @@ def test_interop_ref_host_fake(pool: HostPool, config: Any) -> None:
     provider = config.fakes()[0].pid
     status = pool.get(config).status()
     protocol = "asp/0.1" if config is V01 else "asp/1.0"
-    assert f"check session negotiated {protocol}" in server(status, provider)["detail"]
+    assert f"check session negotiated {protocol}" in checks.server(status, provider)["detail"]
 
 
 # -- INTEROP-UNSUPPORTED-COVERAGE-VISIBLE ----------------------------------------------------
@@ -79,11 +72,11 @@ def test_interop_unsupported_coverage_visible(pool: HostPool) -> None:
         assert result["coverage"]["ran"] == [] and result["coverage"]["exhaustive"] is False
         assert result["receipt"]["failures"] == result["coverage"]["degraded"]
         if reason is None:
-            assert find_degraded(
-                result, "missing-required-provider", who(provider)
-            ) or find_degraded(result, "missing", who(provider)), result["coverage"]
+            assert checks.find_degraded(
+                result, "missing-required-provider", checks.who(provider)
+            ) or checks.find_degraded(result, "missing", checks.who(provider)), result["coverage"]
         else:
-            named(result, reason, provider)
+            checks.named(result, reason, provider)
 
 
 # -- INTEROP-NO-OPCORE-FAST-PATH -------------------------------------------------------------
@@ -126,9 +119,12 @@ def test_interop_private_claims(pool: HostPool) -> None:
         (hut.status()["receipt"], "status"),
         (hut.authority_status()["receipt"], "authority-status"),
     ):
-        check_receipt(receipt, kind)
+        checks.check_receipt(receipt, kind)
         assert receipt["privateOnly"] is True and receipt["trustArtifact"] is False
-    texts = [result["assurance"].get("detail", ""), server(hut.status(), "legacy-clean")["detail"]]
+    texts = [
+        result["assurance"].get("detail", ""),
+        checks.server(hut.status(), "legacy-clean")["detail"],
+    ]
     for text in texts:
         assert not CLAIMS.findall(text), text
     assert "not verifiable" in texts[0], "the mapped answer admits what it could not check"
@@ -189,4 +185,4 @@ LEFT_OUT: dict[str, str] = {
 @pytest.mark.needs_definitions
 def test_every_interop_id_has_its_test() -> None:
     """Each INTEROP-* id of CONFORMANCE.md has a test named for it here, or a stated reason."""
-    assert_each_id_has_a_test("INTEROP", 7, globals(), left_out=LEFT_OUT)
+    checks.assert_each_id_has_a_test("INTEROP", 7, globals(), left_out=LEFT_OUT)

@@ -12,6 +12,7 @@ import pytest
 
 from asp_protocol.errors import RequestTimeout
 from host_client import HostClient, HostClientSettings, HostProtocolError, HostUnavailable
+from tests.support.concurrently import all_at_once
 from tests.support.mcp_helpers import settings_for
 
 pytestmark = pytest.mark.anyio
@@ -207,14 +208,7 @@ async def test_exit_during_fifty_calls_fails_all_fast_then_recovers(tmp_path: Pa
 
 async def test_fifty_concurrent_calls_are_not_crossed(tmp_path: Path) -> None:
     async with HostClient(settings_for(tmp_path, "echo-params")) as client:
-        results: dict[int, dict] = {}
-
-        async def one(n: int) -> None:
-            results[n] = await client.call("host/status", {"probe": n})
-
-        async with anyio.create_task_group() as tg:
-            for n in range(50):
-                tg.start_soon(one, n)
+        results = await all_at_once(50, lambda n: client.call("host/status", {"probe": n}))
         assert all(results[n]["echo"]["params"] == {"probe": n} for n in range(50))
 
 

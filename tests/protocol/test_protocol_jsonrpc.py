@@ -16,6 +16,7 @@ from anyio.abc import SocketStream
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, WireEvent
+from tests.support.concurrently import all_at_once
 
 pytestmark = pytest.mark.anyio
 
@@ -80,14 +81,7 @@ async def test_concurrent_requests_are_correlated_by_id() -> None:
             return params["i"]
 
         server.register("echo", delayed_echo)
-        results: dict[int, Any] = {}
-
-        async def call(i: int) -> None:
-            results[i] = await client.request("echo", {"i": i})
-
-        async with anyio.create_task_group() as tg:
-            for i in range(50):
-                tg.start_soon(call, i)
+        results = await all_at_once(50, lambda i: client.request("echo", {"i": i}))
     assert results == {i: i for i in range(50)}
 
 
