@@ -8,7 +8,9 @@ committed to a git repository there. The host is built as `asp-host serve` build
 real `asp-python-inspect` subprocess. Figures:
 
 * cold: first `host/queryInspect` until the first answer from the whole index (no degraded
-  coverage), polling every 100 ms while the provider answers "indexing";
+  coverage), polling every 100 ms while the provider answers "indexing" — once with the
+  provider's persistent facts cache emptied (a first index ever), once more in a new host and
+  provider process with the cache warm (a restart); the cache lives in `<cache>/index-cache`;
 * warm p50/p90 per verb through the host (`symbols`/`references`/`callers` of one file's names,
   `impact` of one module), and the largest page in bytes;
 * resident memory of the host (this process) and the provider after the warm runs, and the
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +37,7 @@ import anyio
 from reference_host.cli import build_context
 from reference_host.context import HostContext
 from reference_host.inspect.query import query_inspect
+from reference_host.trust.cache_dirs import CACHE_ENV
 
 DEFAULT_PACKAGES = ("django==5.2.19", "salt==3008.5")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "asp-bench"
@@ -88,6 +92,12 @@ def rss_mib(pid: int | str = "self") -> tuple[float, float]:
     return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its reaped children (the parse workers)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -105,7 +115,7 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
         "callers": ask("callers", symbol=f"{path}::{method}"),
         "impact": ask("impact", paths=[path]),
     }
-    started = time.perf_counter()
+    started, host_cpu = time.perf_counter(), time.process_time()
     polls = 0
     while True:
         polls += 1
@@ -116,7 +126,14 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
             raise RuntimeError(f"no complete answer in {COLD_LIMIT_S} s: {first['coverage']}")
         await anyio.sleep(0.1)
     cold = time.perf_counter() - started
-    out: dict[str, Any] = {"cold_s": cold, "polls": polls, "verbs": {}}
+    session = ctx.supervisor.record("asp-python-inspect").sessions["inspect"]
+    assert session.process is not None
+    out: dict[str, Any] = {
+        "cold_s": cold,
+        "polls": polls,
+        "verbs": {},
+        "cold_cpu_s": cpu_s(session.process.pid) + time.process_time() - host_cpu,
+    }
     for verb, params in queries.items():
         times, largest = [], 0
         for _ in range(runs):
@@ -140,11 +157,33 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
         subprocess.run(["git", "grep", "-w", "-c", name], cwd=root, capture_output=True)
         grep.append((time.perf_counter() - t0) * 1000)
     out["git_grep_ms"] = statistics.median(grep)
-    session = ctx.supervisor.record("asp-python-inspect").sessions["inspect"]
-    assert session.process is not None
     out["host_rss"] = rss_mib()[0]
     out["provider_rss"], out["provider_peak"] = rss_mib(session.process.pid)
     return out
+
+
+async def cache_written(index_cache: Path, limit_s: float = 60.0) -> None:
+    """Wait until the provider's cache stops growing (it is written behind the first answer)."""
+    last, stable, started = -1, 0, time.perf_counter()
+    while stable < 5 and time.perf_counter() - started < limit_s:
+        count = len(list(index_cache.glob("*/facts-*/??/*.facts")))
+        stable = stable + 1 if count == last else 0
+        last = count
+        await anyio.sleep(0.2)
+
+
+async def run_host(root: Path, package: str, runs: int) -> dict[str, Any]:
+    ctx = build_context(root, None, "advisory")
+    async with anyio.create_task_group() as tg:
+        ctx.supervisor.attach(tg)
+        try:
+            result = await measure(ctx, root, package, runs)
+            await cache_written(Path(os.environ[CACHE_ENV]))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await ctx.supervisor.shutdown_all()
+            tg.cancel_scope.cancel()
+    return result
 
 
 async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
@@ -154,16 +193,19 @@ async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
             ["git", "ls-files", "*.py"], cwd=root, capture_output=True, text=True
         ).stdout.count("\n")
     )
-    ctx = build_context(root, None, "advisory")
-    async with anyio.create_task_group() as tg:
-        ctx.supervisor.attach(tg)
-        try:
-            result = await measure(ctx, root, spec.partition("==")[0], runs)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await ctx.supervisor.shutdown_all()
-            tg.cancel_scope.cancel()
-    return {"package": spec, "modules": modules, **result}
+    index_cache = cache / "index-cache"
+    shutil.rmtree(index_cache, ignore_errors=True)
+    os.environ[CACHE_ENV] = str(index_cache)
+    package = spec.partition("==")[0]
+    result = await run_host(root, package, runs)
+    restart = await run_host(root, package, 1)
+    return {
+        "package": spec,
+        "modules": modules,
+        **result,
+        "restart_s": restart["cold_s"],
+        "restart_cpu_s": restart["cold_cpu_s"],
+    }
 
 
 def report(rows: list[dict[str, Any]]) -> None:
@@ -180,11 +222,16 @@ def report(rows: list[dict[str, Any]]) -> None:
                 else ""
             )
             print(
-                f"| {row['package']} | {row['modules']} | {row['cold_s']:.1f} s | {verb} "
+                f"| {row['package']} | {row['modules']} | {row['cold_s']:.1f} s "
+                f"(restart {row['restart_s']:.1f} s) | {verb} "
                 f"| {figures['p50']:.1f} ms | {figures['p90']:.1f} ms "
                 f"| {figures['bytes'] / 1024:.0f} KiB | {ratio} |"
             )
     for row in rows:
+        print(
+            f"{row['package']}: CPU seconds (host + provider + parse workers) to the first "
+            f"complete answer: cold {row['cold_cpu_s']:.1f}, restart {row['restart_cpu_s']:.1f}"
+        )
         print(
             f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
             f"{row['provider_rss']:.0f} MiB (provider peak {row['provider_peak']:.0f} MiB)"

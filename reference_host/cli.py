@@ -28,7 +28,7 @@ log = logging.getLogger("reference_host")
 def build_context(repo: Path, trusted_dir: Path | None, assurance: str) -> HostContext:
     """Everything the host needs, from trusted launch arguments only (never from the repository)."""
     workspace = Workspace(repo)
-    providers = discover(trusted_dir)
+    providers = discover(trusted_dir, workspace.root)
     supervisor = Supervisor(providers, str(workspace.root), assurance)
     return HostContext(workspace, providers, supervisor, assurance, trusted_dir)
 

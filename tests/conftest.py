@@ -11,18 +11,33 @@ group, would surface as an exception group and a traceback. Every other test sti
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
+from reference_host.trust.cache_dirs import CACHE_ENV
 from tests.support.definitions import MISSING, definition_dir
 from tests.support.host_pool import HostPool
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # hosts started by tests give providers a cache directory of the test run, never the user's
+    if CACHE_ENV not in os.environ:
+        os.environ[CACHE_ENV] = _OWN_CACHE[0] = tempfile.mkdtemp(prefix="asp-test-cache-")
     config.addinivalue_line(
         "markers", "needs_definitions: reads the official ASP schemas, examples or fixtures"
     )
+
+
+_OWN_CACHE = [""]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _OWN_CACHE[0]:
+        shutil.rmtree(_OWN_CACHE[0], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -25,6 +25,7 @@ class BuiltinProvider:
     capability: str
     diagnostic_sources: tuple[str, ...] = ()
     capability_profiles: tuple[str, ...] = ()
+    user_cache: bool = False  # keeps a persistent cache in the user's cache dir (`--cache-dir`)
 
     @property
     def module_file(self) -> Path:
@@ -62,6 +63,7 @@ PYTHON_INSPECT = BuiltinProvider(
     id="asp-python-inspect",
     module="reference_host.providers.python_inspect",
     capability="inspect",
+    user_cache=True,
 )
 PYTHON_EDIT = BuiltinProvider(
     id="asp-python-edit",

@@ -15,6 +15,7 @@ import argparse
 import logging
 import sys
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +38,8 @@ from reference_host.providers.pyindex import (
     queries,
 )
 from reference_host.providers.pyindex.build import READ_BATCH, Builds, Prepared, read_facts
+from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import BlobMismatch
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.paging import (
@@ -74,6 +77,8 @@ class PythonInspectProvider(ProviderRuntime):
         wait: float = DEFAULT_WAIT_S,
         hold_requests: int = 0,
         read_batch: int = READ_BATCH,
+        cache_dir: Path | None = None,
+        cache_max_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(
             provider_id=PYTHON_INSPECT.id,
@@ -81,8 +86,17 @@ class PythonInspectProvider(ProviderRuntime):
             capabilities={"inspect": INSPECT_CAPABILITY},
         )
         self.engine = engine or InspectEngine()
+        self.cache = (
+            FactCache(cache_dir, self.fingerprint, cache_max_bytes)
+            if cache_dir is not None
+            else None
+        )
         self.builds = Builds(
-            self.engine, wait=wait, hold_requests=hold_requests, read_batch=read_batch
+            self.engine,
+            wait=wait,
+            hold_requests=hold_requests,
+            read_batch=read_batch,
+            cache=self.cache,
         )
         self.answers = Answers()
         self._trees: OrderedDict[str, tuple[dict[str, str], bool]] = OrderedDict()
@@ -215,6 +229,7 @@ class PythonInspectProvider(ProviderRuntime):
                 "treeTruncated": prepared.tree_truncated,
             }
         graph["data"]["indexedFiles"] = len(prepared.tree)
+        graph["data"]["factsFromCache"] = prepared.from_cache
         return graph
 
     async def _impact(
@@ -263,11 +278,25 @@ def main(argv: list[str] | None = None) -> int:
         help="test only: the build starts after this many queries asked for it",
     )
     parser.add_argument("--read-batch", type=int, default=READ_BATCH, help="blobs per readBlob")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="persistent facts cache outside the workspace (the host's choice; none: no cache)",
+    )
+    parser.add_argument(
+        "--cache-max-mb",
+        type=int,
+        default=DEFAULT_CACHE_BYTES // (1024 * 1024),
+        help="bound of the persistent facts cache, MiB",
+    )
     args = parser.parse_args(argv)
     provider = PythonInspectProvider(
         wait=max(0, args.index_wait_ms) / 1000,
         hold_requests=args.hold_build_requests,
         read_batch=max(1, min(READ_BATCH, args.read_batch)),
+        cache_dir=args.cache_dir,
+        cache_max_bytes=max(1, args.cache_max_mb) * 1024 * 1024,
     )
     return run_stdio(provider)
 

@@ -30,7 +30,10 @@ ENFORCED = (
     "enforced by the OS: address space (memoryMb), open files (fd), CPU time "
     f"({CPU_SECONDS} s per process), own process group, killed with the host"
 )
-DECLARED = "declared, not enforced: read-only filesystem, no network (isolation is advisory)"
+DECLARED = (
+    "declared, not enforced: read-only filesystem, no network (isolation is advisory); a "
+    "`user-cache:` write is a provider's own cache outside the workspace"
+)
 
 
 def confined_argv(argv: list[str], limits: dict[str, int]) -> list[str]:

@@ -30,6 +30,7 @@ from reference_host.providers import (
     SOURCE,
     BuiltinProvider,
 )
+from reference_host.trust.cache_dirs import USER_CACHE, is_private_cache, provider_cache_dir
 from reference_host.trust.policy import PinnedProvider
 from reference_host.trust.settings import (
     SETTINGS_NAME,
@@ -165,7 +166,12 @@ class InstalledProvider:
 
     @property
     def declares_write(self) -> bool:
-        return bool(self.manifest and self.manifest.access_expectations.filesystem.write)
+        """Declares writing anything but its own cache outside the workspace (cache_dirs.py)."""
+        if self.manifest is None:
+            return False
+        return any(
+            not is_private_cache(w) for w in self.manifest.access_expectations.filesystem.write
+        )
 
     @property
     def conformance_claims(self) -> list[str]:
@@ -230,8 +236,11 @@ def load_manifest(path: Path) -> InstalledProvider:
     return found
 
 
-def builtin_manifest(provider: BuiltinProvider) -> InstalledProvider | None:
-    """The manifest of a shipped provider, launched with this interpreter; None when not installed."""
+def builtin_manifest(
+    provider: BuiltinProvider, workspace: Path | None = None
+) -> InstalledProvider | None:
+    """The manifest of a shipped provider, launched with this interpreter; None when not installed.
+    A provider that keeps a persistent cache is given its directory (outside *workspace*)."""
     try:
         if importlib.util.find_spec(provider.module) is None:
             return None
@@ -239,6 +248,9 @@ def builtin_manifest(provider: BuiltinProvider) -> InstalledProvider | None:
         module_dir = provider.module_file.parent
     except (ImportError, RuntimeError, ValueError):
         return None
+    cache = provider_cache_dir(provider.id, workspace) if provider.user_cache else None
+    cache_args = ["--cache-dir", str(cache)] if cache is not None else []
+    cache_write = [f"{USER_CACHE}{cache}"] if cache is not None else []
     raw = {
         "manifestVersion": "asp-server/1.0",
         "server": {"id": provider.id, "name": provider.id, "version": PROVIDER_VERSION},
@@ -248,12 +260,12 @@ def builtin_manifest(provider: BuiltinProvider) -> InstalledProvider | None:
         "entrypoint": {
             "transport": "stdio",
             "bin": sys.executable,
-            "args": ["-m", provider.module],
+            "args": ["-m", provider.module, *cache_args],
         },
         "artifact": {"fingerprint": fingerprint},
         "provenance": {"publisher": PUBLISHER, "source": SOURCE, "license": LICENSE},
         "accessExpectations": {
-            "filesystem": {"read": ["workspace:snapshot"], "write": []},
+            "filesystem": {"read": ["workspace:snapshot"], "write": cache_write},
             "network": {"outbound": False, "allowlist": []},
             "secrets": {"names": []},
             "environment": {"inherit": False, "variables": ["ASP_SESSION_ID", "PATH"]},
@@ -272,11 +284,13 @@ def builtin_manifest(provider: BuiltinProvider) -> InstalledProvider | None:
     )
 
 
-def discover(trusted_dir: Path | None) -> dict[str, InstalledProvider]:
+def discover(
+    trusted_dir: Path | None, workspace: Path | None = None
+) -> dict[str, InstalledProvider]:
     """Built-in manifests, then the trusted dir's (which win for the same id)."""
     found: dict[str, InstalledProvider] = {}
     for provider in BUILTIN_PROVIDERS:
-        installed = builtin_manifest(provider)
+        installed = builtin_manifest(provider, workspace)
         if installed is not None:
             found[provider.id] = installed
     if trusted_dir is not None and trusted_dir.is_dir():

@@ -26,7 +26,13 @@ from anyio.abc import TaskGroup
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, ProtocolViolation
 from asp_protocol.errors import RequestTimeout as _RequestTimeout
 from reference_host.providers.callbacks import HostCallbacks
-from reference_host.providers.pyindex.engine import BlobMismatch, InspectEngine, parse_chunk
+from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.engine import (
+    TOO_LARGE,
+    BlobMismatch,
+    InspectEngine,
+    parse_chunk,
+)
 from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
 
@@ -70,12 +76,18 @@ class Prepared:
     """The index a request is answered from, and what could not be read into it."""
 
     def __init__(
-        self, index: PythonIndex, tree: dict[str, str], unreadable: list[str], truncated: bool
+        self,
+        index: PythonIndex,
+        tree: dict[str, str],
+        unreadable: list[str],
+        truncated: bool,
+        from_cache: int = 0,
     ) -> None:
         self.index = index
         self.tree = tree
         self.unreadable = unreadable
         self.tree_truncated = truncated
+        self.from_cache = from_cache  # files whose facts the persistent cache supplied
 
     @property
     def incomplete(self) -> bool:
@@ -96,6 +108,7 @@ class Build:
         self.done = anyio.Event()
         self.prepared: Prepared | None = None
         self.error: AspError | None = None
+        self.fresh: list[ModuleFacts] = []  # parsed by this build, not yet in the persistent cache
 
     def progress(self) -> tuple[int, str]:
         """(percentage, message) for `$/progress` and for the "indexing" refusal's detail."""
@@ -116,8 +129,10 @@ class Builds:
         wait: float,
         hold_requests: int = 0,
         read_batch: int = READ_BATCH,
+        cache: FactCache | None = None,
     ) -> None:
         self.engine = engine
+        self.cache = cache
         self.wait = wait
         self.read_batch = read_batch
         self._builds: OrderedDict[str, Build] = OrderedDict()
@@ -183,6 +198,11 @@ class Builds:
             await self._released.wait()
             with collector_paused():
                 build.prepared = await self._build(build)
+            build.done.set()  # answer from it now; the cache is written behind
+            if self.cache is not None and build.fresh:
+                fresh = [f for f in build.fresh if f.error != TOO_LARGE]
+                build.fresh = []
+                await anyio.to_thread.run_sync(self.cache.store_many, fresh)
         except (ProtocolViolation, BlobMismatch) as exc:
             build.error = AspError(
                 ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
@@ -206,6 +226,7 @@ class Builds:
     async def _build(self, build: Build) -> Prepared:
         assert self._callbacks is not None
         callbacks = self._callbacks()
+        hits = self.engine.stats["cacheHits"]
         facts = await read_facts(
             self.engine,
             callbacks,
@@ -213,13 +234,16 @@ class Builds:
             build,
             self.read_batch,
             PARSE_WORKERS,
+            self.cache,
+            build.fresh,
         )
         readable = {p: b for p, b in build.tree.items() if b in facts}
         unreadable = sorted(set(build.tree) - set(readable))
         build.parsed = build.total
         index = await anyio.to_thread.run_sync(self.engine.index, readable)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
-        return Prepared(index, readable, unreadable, build.truncated)
+        hits = self.engine.stats["cacheHits"] - hits
+        return Prepared(index, readable, unreadable, build.truncated, hits)
 
 
 async def read_facts(
@@ -229,11 +253,16 @@ async def read_facts(
     build: Build | None = None,
     batch: int = READ_BATCH,
     workers: int = 0,
+    cache: FactCache | None = None,
+    fresh: list[ModuleFacts] | None = None,
 ) -> dict[str, ModuleFacts]:
     """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
 
-    With *workers* > 1 and enough blobs, parsing runs in that many worker processes (the bytes
-    travel to them from this process; they read nothing themselves) while the next batch is read.
+    Every blob not in memory is read from the host; its facts then come from the persistent
+    *cache* when it holds them, else from a parse, which is appended to *fresh* (for the caller to
+    store). With *workers* > 1 and enough blobs to parse, parsing runs in that many worker
+    processes (the bytes travel to them from this process; they read nothing themselves) while
+    the next batch is read.
     """
     out: dict[str, ModuleFacts] = {}
     wanted = []
@@ -245,17 +274,16 @@ async def read_facts(
             wanted.append(blob)
     if build is not None:
         build.parsed = len(out)
-    pool = (
-        ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
-        )
-        if workers > 1 and len(wanted) >= MIN_POOL_BLOBS
-        else None
-    )
+    pooled = workers > 1 and len(wanted) >= MIN_POOL_BLOBS
+    pool: ProcessPoolExecutor | None = None
     pending: list[Future[list[ModuleFacts]]] = []
 
     def counted(size: int, future: Future[list[ModuleFacts]]) -> None:
         if build is not None and not future.exception():
+            build.parsed = min(build.total, build.parsed + size)
+
+    def advance(size: int) -> None:
+        if build is not None:
             build.parsed = min(build.total, build.parsed + size)
 
     try:
@@ -263,15 +291,25 @@ async def read_facts(
             served, refused = await callbacks.read_each(wanted[start : start + batch])
             if refused:
                 log.info("host refused %d blob(s)", len(refused))
-            if build is not None:
-                build.parsed = min(build.total, build.parsed + len(refused))
+            advance(len(refused))
+            if cache is not None and served:
+                held = await anyio.to_thread.run_sync(cache.load_many, list(served))
+                for blob, facts in held.items():
+                    out[blob] = engine.add_cached(facts)
+                    del served[blob]
+                advance(len(held))
+            if pool is None and pooled and len(served) >= POOL_CHUNK:
+                pool = ProcessPoolExecutor(
+                    workers, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
+                )
             if pool is None:
                 parsed = await anyio.to_thread.run_sync(
                     lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
                 )
                 out.update(parsed)
-                if build is not None:
-                    build.parsed = min(build.total, build.parsed + len(served))
+                if fresh is not None:
+                    fresh.extend(parsed.values())
+                advance(len(served))
                 continue
             items = list(served.items())
             for at in range(0, len(items), POOL_CHUNK):
@@ -282,6 +320,8 @@ async def read_facts(
         for future in pending:
             for facts in await anyio.to_thread.run_sync(future.result):
                 out[facts.blob] = engine.add_parsed(facts)
+                if fresh is not None:
+                    fresh.append(facts)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)

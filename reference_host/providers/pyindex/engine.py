@@ -61,7 +61,12 @@ class InspectEngine:
         self.max_indexes = max_indexes
         self._facts: OrderedDict[str, ModuleFacts] = OrderedDict()
         self._indexes: OrderedDict[str, PythonIndex] = OrderedDict()
-        self.stats: dict[str, int] = {"parsed": 0, "indexBuilds": 0, "indexHits": 0}
+        self.stats: dict[str, int] = {
+            "parsed": 0,
+            "cacheHits": 0,
+            "indexBuilds": 0,
+            "indexHits": 0,
+        }
         self._mutex = threading.Lock()  # a background build and a request may parse at once
 
     def missing(self, tree: Mapping[str, str]) -> list[str]:
@@ -79,6 +84,17 @@ class InspectEngine:
         if cached is not None:
             return cached
         return self._store(checked_facts(blob, data, self.max_file_bytes))
+
+    def add_cached(self, facts: ModuleFacts) -> ModuleFacts:
+        """Adopt facts read back from the persistent cache (see diskcache.py): not a parse."""
+        with self._mutex:
+            if facts.blob in self._facts:
+                return self._facts[facts.blob]
+            self.stats["cacheHits"] += 1
+            self._facts[facts.blob] = facts
+            while len(self._facts) > self.max_facts:
+                self._facts.popitem(last=False)
+            return facts
 
     def add_parsed(self, facts: ModuleFacts) -> ModuleFacts:
         """Adopt facts made by `checked_facts` elsewhere (a parse worker process)."""
