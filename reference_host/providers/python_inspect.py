@@ -37,17 +37,26 @@ from reference_host.providers.pyindex import (
     python_tree,
     queries,
 )
-from reference_host.providers.pyindex.build import READ_BATCH, Builds, Prepared, read_facts
+from reference_host.providers.pyindex.build import (
+    INDEXING,
+    READ_BATCH,
+    Builds,
+    Prepared,
+    read_facts,
+)
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import BlobMismatch
 from reference_host.providers.pyindex.impact import impact
+from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.modules import module_names
 from reference_host.providers.pyindex.paging import (
     GRAPH_LISTS,
     IMPACT_LISTS,
     Answers,
     cut,
     item_paths,
+    measure,
 )
 from reference_host.providers.pyindex.params import VERBS, InspectRequest, parse_request
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
@@ -178,13 +187,41 @@ class PythonInspectProvider(ProviderRuntime):
         return prepared, baseline
 
     # -- verbs ------------------------------------------------------------------------------
+    async def _one_file(
+        self, call: Call, request: InspectRequest
+    ) -> tuple[Prepared, dict[str, Any]] | None:
+        """`symbols` of one file while the whole index still builds: that file's definitions
+        depend on its own facts and the tree's module names only, so the answer is complete."""
+        baseline = request.baseline or call.session.baseline
+        if request.verb != "symbols" or not isinstance(baseline, dict):
+            return None
+        _key, tree, truncated = await self._tree(call, baseline, request.baseline is not None)
+        path = str(request.params["query"]).strip().strip("/")
+        if path not in tree:
+            return None
+        async with self._lock:
+            facts = await read_facts(self.engine, call.callbacks, [tree[path]])
+        if tree[path] not in facts:
+            return None
+        index = PythonIndex({path: (tree[path], facts[tree[path]])}, module_names(tree))
+        return Prepared(index, {path: tree[path]}, [], truncated), baseline
+
     async def _answer(self, request: InspectRequest, call: Call) -> dict[str, Any]:
         """The page of the whole answer that `offset` / `pageBytes` select (see pyindex/paging)."""
-        prepared, baseline = await self._prepare(call, request)
+        try:
+            prepared, baseline = await self._prepare(call, request)
+            early = False
+        except AspError as error:
+            found = await self._one_file(call, request) if error.message == INDEXING else None
+            if found is None:
+                raise
+            (prepared, baseline), early = found, True
         key = canonical_json([baseline, request.verb, request.answer_params()])
         lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
-        cached = self.answers.get(key)
-        if cached is None:
+        cached = self.answers.get(key) if not early else None
+        if cached is None and early:
+            cached = (whole := self._graph(request, prepared)), measure(whole, lists)
+        elif cached is None:
             if request.verb == "impact":
                 whole = await self._impact(call, request, prepared)
             else:

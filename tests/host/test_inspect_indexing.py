@@ -112,3 +112,31 @@ async def test_a_query_during_indexing_answers_at_once_with_progress(tmp_path: P
         assert {f"src/gen/mod_{n}.py::f_{n}" for n in range(30)} <= callers_of(answered)
         record = ctx.supervisor.record(PROVIDER)
         assert record.failures == 0 and not record.quarantined
+
+
+@pytest.mark.needs_definitions
+async def test_symbols_of_one_file_answer_completely_while_the_index_builds(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", generated(30))
+    settings = inspect_with("--index-wait-ms", "0", "--hold-build-requests", "1000")
+    async with host(repo, extra=settings) as ctx:
+        held = await query_inspect(ctx, request("references", symbol=ROUND_CENTS))
+        assert held["coverage"]["degraded"][0]["reason"] == "incomplete"  # still indexing
+        early = await query_inspect(ctx, request("symbols", query="src/shop/money.py"))
+        assert_valid(early, RESULT)
+        assert early["coverage"]["degraded"] == [] and early["coverage"]["exhaustive"] is True
+        (answer,) = early["data"]["results"]
+        ids = {n["id"] for n in answer["result"]["nodes"]}
+        assert ids == {
+            "src/shop/money.py",
+            "src/shop/money.py::round_cents",
+            "src/shop/money.py::Money",
+            "src/shop/money.py::Money.__init__",
+            "src/shop/money.py::Money.add",
+        }
+        module = next(n for n in answer["result"]["nodes"] if n["kind"] == "module")
+        assert module["name"] == "shop.money"  # the module name of the whole tree (src layout)
+        assert answer["result"]["data"]["indexedFiles"] == 1
+        still = await query_inspect(ctx, request("symbols", query="round_cents"))
+        assert still["coverage"]["exhaustive"] is False  # a name query needs the whole index

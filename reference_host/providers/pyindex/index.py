@@ -60,8 +60,13 @@ class Ref:
 class PythonIndex:
     """Resolved facts of one tree (a set of (path, blob) pairs)."""
 
-    def __init__(self, files: dict[str, tuple[str, ModuleFacts]]) -> None:
-        names = module_names(files)
+    def __init__(
+        self,
+        files: dict[str, tuple[str, ModuleFacts]],
+        names: dict[str, ModuleName] | None = None,
+    ) -> None:
+        """*names*: the module names of a larger tree these files belong to (one file's index)."""
+        names = module_names(files) if names is None else names
         self.files: dict[str, FileEntry] = {}
         self.modules: dict[str, list[tuple[str, bool]]] = defaultdict(list)
         self.by_name: dict[str, list[str]] = defaultdict(list)
