@@ -1,7 +1,7 @@
 """Where a built-in provider may keep a persistent cache: the user's cache directory, never the workspace.
 
 The host chooses the directory from its own launch environment (a provider gets neither `HOME` nor
-`XDG_CACHE_HOME`): `$ASP_BRIDGE_CACHE_DIR` if set (`off` turns caches off), else
+`XDG_CACHE_HOME`): `$ASP_HOST_CACHE_DIR` if set (`off` turns caches off), else
 `$XDG_CACHE_HOME/asp-bridge`, else `~/.cache/asp-bridge`; one subdirectory per provider id. A
 directory that resolves inside the workspace is never offered, so the workspace stays byte-identical.
 The manifest declares it as a `user-cache:` write (see `is_private_cache`), which is not a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-CACHE_ENV = "ASP_BRIDGE_CACHE_DIR"
+CACHE_ENV = "ASP_HOST_CACHE_DIR"
 USER_CACHE = "user-cache:"
 
 
