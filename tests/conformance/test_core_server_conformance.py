@@ -42,6 +42,7 @@ from tests.providers.test_provider_python_check import (
     codes,
     evaluate,
     python_check,
+    started_check,
 )
 from tests.support.assessment_check import as_stamped, host_reading
 from tests.support.definitions import (
@@ -302,8 +303,7 @@ async def test_core_server_callback_content(tmp_path: Path) -> None:
     (tmp_path / "src" / "core.py").write_text("def broken(:\n", encoding="utf-8")
     (tmp_path / "src" / "disk_only.py").write_text("value = undefined_on_disk\n", encoding="utf-8")
     files: dict[str, str | bytes] = {**WORKSPACE, "src/util.py": "def util():\n    return nope\n"}
-    async with python_check(files, cwd=str(tmp_path)) as host:
-        await host.start()
+    async with started_check(files, cwd=str(tmp_path)) as host:
         base_core = blob_id(host.files["src/core.py"])
         base_util = blob_id(host.files["src/util.py"])
         # changeset + introduced: the after blob *and* the baseline blob come through readBlob
@@ -370,8 +370,7 @@ async def test_core_server_grant_scope() -> None:
 @pytest.mark.needs_definitions
 async def test_core_server_valid_results() -> None:
     unknown = blob_id(b"bytes this host never received\n")
-    async with python_check(WORKSPACE) as host:
-        await host.start()
+    async with started_check(WORKSPACE) as host:
         clean = await run_check(host, {"src/core.py": CLEAN})
         finding = await run_check(host, {"src/core.py": DIRTY})
         partial_changeset = host.changeset({"src/core.py": DIRTY})
@@ -486,8 +485,7 @@ async def test_core_server_typed_error() -> None:
 
 @pytest.mark.needs_definitions
 async def test_core_server_rejected_malformed_host_fields() -> None:
-    async with python_check(WORKSPACE) as host:
-        await host.start()
+    async with started_check(WORKSPACE) as host:
         run = await run_check(host, {"src/core.py": DIRTY, "README.md": "# changed\n"})
     real = run.assessment
     assert real["evidence"], "the README skip is reported as evidence data"
@@ -550,8 +548,7 @@ async def test_core_server_rejected_malformed_host_fields() -> None:
 
 @pytest.mark.needs_definitions
 async def test_core_server_rejected_freshness() -> None:
-    async with python_check(WORKSPACE) as host:
-        await host.start()
+    async with started_check(WORKSPACE) as host:
         run = await run_check(host, {"src/core.py": DIRTY})
         other = host.changeset({"src/core.py": CLEAN})
         issued = host.baseline
@@ -635,8 +632,7 @@ async def test_core_server_timeout() -> None:
 
 @pytest.mark.needs_definitions
 async def test_core_server_behavior_only() -> None:
-    async with python_check(WORKSPACE) as host:
-        await host.start()
+    async with started_check(WORKSPACE) as host:
         run = await run_check(host, {"src/core.py": DIRTY})
         # the provider serves no host method: it can never stand in for status, gate or authority
         for method in (

@@ -7,6 +7,8 @@ configuration validation and configDigest identity (official configuration fixtu
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,16 @@ BASE = {
 
 def python_check(files: dict[str, str | bytes] | None = None, cwd: str | None = None):  # type: ignore[no-untyped-def]
     return provider_host(MODULE, files=BASE if files is None else files, cwd=cwd)
+
+
+@asynccontextmanager
+async def started_check(
+    files: dict[str, str | bytes] | None = None, cwd: str | None = None
+) -> AsyncIterator[ProviderHost]:
+    """`python_check` with its session already started (initialize, initialized with the grant)."""
+    async with python_check(files, cwd) as host:
+        await host.start()
+        yield host
 
 
 async def evaluate(
@@ -104,8 +116,7 @@ async def test_content_comes_only_through_callbacks(tmp_path: Path) -> None:
     # the provider's working directory holds a *different* src/app.py; it must never be looked at
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("def broken(:\n", encoding="utf-8")
-    async with python_check(cwd=str(tmp_path)) as host:
-        await host.start()
+    async with started_check(cwd=str(tmp_path)) as host:
         changeset = host.changeset({"src/app.py": "import os\nprint(os.sep, missing)\n"})
         assessment = await evaluate(host, changeset)
         assert codes(assessment) == [("src/app.py", "python/undefined-name")]
@@ -138,8 +149,7 @@ async def test_grant_is_recorded_and_out_of_grant_paths_are_not_read() -> None:
 
 @pytest.mark.needs_definitions
 async def test_host_refusal_of_a_read_is_tolerated_as_degraded_coverage() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"src/app.py": "y = gone\n"})
         unknown = blob_id(b"bytes the host never received\n")
         changeset["changes"].append({"path": "src/ghost.py", "kind": "create", "after": unknown})
@@ -154,8 +164,7 @@ async def test_host_refusal_of_a_read_is_tolerated_as_degraded_coverage() -> Non
 @pytest.mark.needs_definitions
 async def test_findings_codes_severities_ranges_and_help() -> None:
     source = 'import os\nimport json\nimport json\ns = "😀"; y = zz\nbad = "\\d"\n'
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         assessment = await evaluate(host, host.changeset({"src/app.py": source}))
         by_code = {d["code"]: d for d in assessment["diagnostics"]}
         assert set(by_code) >= {
@@ -186,8 +195,7 @@ async def test_findings_codes_severities_ranges_and_help() -> None:
 async def test_fingerprints_survive_a_line_shift_and_nothing_is_introduced() -> None:
     before = "import os\n\n\ndef handler(event):\n    return undefined_thing\n"
     shifted = "# a comment\n# another\n" + before
-    async with python_check({"src/app.py": before}) as host:
-        await host.start()
+    async with started_check({"src/app.py": before}) as host:
         original = await evaluate(host, host.changeset({"src/app.py": before + "\n"}))
         moved = await evaluate(host, host.changeset({"src/app.py": shifted}))
         fingerprints = {(d["code"], d["fingerprint"]) for d in original["diagnostics"]}
@@ -201,8 +209,7 @@ async def test_fingerprints_survive_a_line_shift_and_nothing_is_introduced() -> 
 @pytest.mark.needs_definitions
 async def test_introduced_versus_all_on_a_before_after_pair() -> None:
     after = "import os\nimport sys\n\n\ndef handler(event):\n    return event + missing\n"
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset(
             {"src/app.py": after, "src/new.py": "from x import *\nz = q\n", "src/util.py": None}
         )
@@ -225,8 +232,7 @@ async def test_introduced_versus_all_on_a_before_after_pair() -> None:
 
 @pytest.mark.needs_definitions
 async def test_pure_rename_introduces_nothing() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({}, renames={"src/moved.py": "src/app.py"})
         assessment = await evaluate(host, changeset, "introduced")
         assert assessment["diagnostics"] == []
@@ -238,8 +244,7 @@ async def test_pure_rename_introduces_nothing() -> None:
 async def test_workspace_scope_lists_the_tree_and_lists_changed_non_python_files_unsupported() -> (
     None
 ):
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset(
             {"README.md": "changed\n", "src/util.py": "def helper():\n    return nope\n"}
         )
@@ -263,8 +268,7 @@ async def test_workspace_scope_lists_the_tree_and_lists_changed_non_python_files
 
 @pytest.mark.needs_definitions
 async def test_resolved_comparison_and_foreign_sources_are_unsupported_assessments() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"src/app.py": "x = 1\n"})
         resolved = await evaluate(host, changeset, "resolved")
         assert resolved["status"] == "unsupported" and resolved["coverage"]["unsupported"]
@@ -284,8 +288,7 @@ async def test_resolved_comparison_and_foreign_sources_are_unsupported_assessmen
 
 
 async def test_typed_errors_for_bad_requests() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         good = {"changeset": host.changeset({}), "scope": "changeset", "comparison": "all"}
         for params, code in [
             ({**good, "scope": "galaxy"}, -32602),
@@ -313,8 +316,7 @@ async def test_typed_errors_for_bad_requests() -> None:
 async def test_configuration_fixtures_validation_and_digest_identity() -> None:
     valid = load_json("fixtures/core/check-evaluate.configuration.valid.json")
     null = load_json("fixtures/core/check-evaluate.configuration.invalid.null.json")
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         configured = await host.evaluate(valid)
         assert_valid(configured, ASSESSMENT)
         assert configured["provider"]["configDigest"] == config_digest(
@@ -368,8 +370,7 @@ async def test_configuration_fixtures_validation_and_digest_identity() -> None:
 
 @pytest.mark.needs_definitions
 async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"src/app.py": "x = y\n"})
         first = await evaluate(host, changeset)
         second = await evaluate(host, changeset)
@@ -382,8 +383,7 @@ async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
 @pytest.mark.needs_definitions
 async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
     files = {f"pkg/m{i}.py": f"import os\nvalue_{i} = {i}\n" for i in range(40)}
-    async with python_check(files) as host:
-        await host.start()
+    async with started_check(files) as host:
         changeset = host.changeset({path: text + "x = nope\n" for path, text in files.items()})
         assessment = await evaluate(host, changeset)
         assert len(assessment["diagnostics"]) == 80
@@ -403,8 +403,7 @@ async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
 
 @pytest.mark.needs_definitions
 async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"src/app.py": "a = b\n", "src/util.py": "c = d\n"})
         host.corrupt.add(changeset["changes"][0]["after"])
         assessment = await evaluate(host, changeset)
@@ -424,8 +423,7 @@ async def test_wrong_bytes_from_the_host_and_a_refused_listing_degrade_honestly(
 
 @pytest.mark.needs_definitions
 async def test_a_change_with_no_python_file_is_unsupported_never_complete() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"web/a.ts": "const x: number = 'no';\n"})
         assessment = await evaluate(host, changeset, "all")
         assert assessment["status"] == "unsupported"

@@ -6,7 +6,7 @@ import pytest
 
 from reference_host.providers.noqa import NOQA_CODES, silenced
 from reference_host.providers.python_rules import ALL_RULES, analyse
-from tests.providers.test_provider_python_check import codes, evaluate, python_check
+from tests.providers.test_provider_python_check import codes, evaluate, started_check
 
 pytestmark = pytest.mark.anyio
 SOURCE = (
@@ -30,8 +30,7 @@ def test_noqa_silences_only_the_codes_it_names() -> None:
 
 @pytest.mark.needs_definitions
 async def test_the_check_honours_noqa_unless_configured_not_to() -> None:
-    async with python_check() as host:
-        await host.start()
+    async with started_check() as host:
         changeset = host.changeset({"src/app.py": SOURCE})
         honoured = await evaluate(host, changeset)
         assert sorted(codes(honoured)) == [
