@@ -66,6 +66,9 @@ def test_the_cache_stays_within_its_bound_and_keeps_recent_and_foreign_files(
     size = len(encode(facts[0]))
     cache = FactCache(root, "b", max_bytes=size * 10)
     cache.store_many(facts[:5])
+    left = cache.entry_path(facts[0].blob).parent / ".tmp-killed"  # type: ignore[union-attr]
+    left.write_bytes(b"half an entry")
+    os.utime(left, (1_000_000, 1_000_000))  # a killed provider's, long ago
     for n, item in enumerate(facts[:5]):  # the first five are old, in order ...
         os.utime(cache.entry_path(item.blob), (1_000_000 + n, 1_000_000 + n))
     cache.load_many([facts[0].blob])  # ... except one that was used again
@@ -77,3 +80,4 @@ def test_the_cache_stays_within_its_bound_and_keeps_recent_and_foreign_files(
     assert sum(s for _, s, _ in cache.usage()) <= size * 10
     assert cache.stats["pruned"] >= 30
     assert foreign.read_text() == "the user's own file"
+    assert not left.exists()

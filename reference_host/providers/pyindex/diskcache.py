@@ -21,6 +21,7 @@ import logging
 import marshal
 import os
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,8 @@ FORMAT = b"asp-facts/1\n"
 DIGEST_BYTES = 16
 SUFFIX = ".facts"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
-PRUNE_TO = 0.9  # prune down to this share of the bound, so not every store prunes
+PRUNE_TO = 0.9
+STALE_TEMP_S = 3600.0  # prune down to this share of the bound, so not every store prunes
 
 
 def encode(facts: ModuleFacts) -> bytes:
@@ -192,7 +194,13 @@ class FactCache:
         return entries
 
     def prune(self) -> None:
-        """Remove the least recently used entries of every build until the cache is in bound."""
+        """Remove the least recently used entries of every build until the cache is in bound,
+        and temp files a killed provider left behind (older than an hour)."""
+        stale = time.time() - STALE_TEMP_S
+        for temp in self.root.glob("facts-*/??/.tmp-*"):
+            with contextlib.suppress(OSError):
+                if temp.stat().st_mtime < stale:
+                    temp.unlink()
         entries = self.usage()
         total = sum(size for _, size, _ in entries)
         if total <= self.max_bytes:
