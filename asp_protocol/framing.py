@@ -120,6 +120,15 @@ class _FdSendStream(ByteSendStream):
 
 
 def stdio_byte_streams() -> tuple[ByteReceiveStream, ByteSendStream]:
-    """This process's stdin/stdout as byte streams; everything else must log to stderr."""
+    """This process's stdin/stdout as byte streams; everything else must log to stderr.
+
+    Pipes and sockets are read and written on the event loop (`asp_protocol.pipes`): no worker
+    thread hop per line, which on a small machine is most of a short request's round trip. A file
+    or terminal, or another async backend, keeps the worker-thread streams."""
     sys.stdout.flush()
+    from asp_protocol.pipes import loop_streams
+
+    on_loop = loop_streams(sys.stdin.fileno(), sys.stdout.fileno())
+    if on_loop is not None:
+        return on_loop
     return _FdReceiveStream(sys.stdin.fileno()), _FdSendStream(sys.stdout.fileno())
