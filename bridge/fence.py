@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from itertools import islice
 from typing import Any
 
 # C0/C1 controls except tab and newline (ESC, CR, ...), zero-width and direction marks, line and
@@ -28,14 +29,38 @@ def cap_string(value: str, limit: int) -> str:
     return value[:limit] + f"…[+{len(value) - limit} chars]"
 
 
-def cap_strings(value: Any, limit: int) -> Any:
-    """A copy of a JSON value with every string (keys included) capped to *limit* characters."""
+def cap_strings(value: Any, limit: int, keep: frozenset[str] = frozenset()) -> Any:
+    """*value* with every string (keys included) capped to *limit* characters; a string under a
+    key in *keep* stays whole. Nothing is copied that needs no cap: a value with no long string
+    comes back as the same object, so the common case costs one walk and no allocation."""
     if isinstance(value, str):
-        return cap_string(value, limit)
+        return value if len(value) <= limit else cap_string(value, limit)
     if isinstance(value, dict):
-        return {cap_string(str(k), limit): cap_strings(v, limit) for k, v in value.items()}
+        out: dict[str, Any] | None = None
+        for index, (key, item) in enumerate(value.items()):
+            new_key = key if type(key) is str and len(key) <= limit else cap_string(str(key), limit)
+            if isinstance(item, dict | list) or (isinstance(item, str) and key not in keep):
+                new_item = cap_strings(item, limit, keep)
+            else:
+                new_item = item
+            if out is None:
+                if new_key is key and new_item is item:
+                    continue
+                out = dict(islice(value.items(), index))
+            out[new_key] = new_item
+        return value if out is None else out
     if isinstance(value, list):
-        return [cap_strings(v, limit) for v in value]
+        copied: list[Any] | None = None
+        for index, item in enumerate(value):
+            new_item = (
+                cap_strings(item, limit, keep) if isinstance(item, str | dict | list) else item
+            )
+            if copied is None:
+                if new_item is item:
+                    continue
+                copied = value[:index]
+            copied.append(new_item)
+        return value if copied is None else copied
     return value
 
 
@@ -65,11 +90,31 @@ def fence(body: str, *, label: str, total_limit: int) -> str:
     )
 
 
-def fence_json(value: Any, *, label: str, string_limit: int, total_limit: int) -> str:
-    """Fence a JSON value rendered compactly after capping its strings."""
-    rendered = json.dumps(
-        cap_strings(value, string_limit), ensure_ascii=True, separators=(", ", ": ")
-    )
+def fits(serialized: str, limit: int) -> bool:
+    """Whether capping to *limit* would change nothing in the value whose compact JSON text is
+    *serialized* — decided on the text, with no walk over the value. Sure only when no quote is
+    escaped: every piece between two quotes is then a whole string literal (or structure), and a
+    literal is never shorter than its string. Otherwise (or a long stretch of structure) False,
+    and the caller caps by walking the value."""
+    return '\\"' not in serialized and max(map(len, serialized.split('"'))) <= limit
+
+
+def fence_json(
+    value: Any,
+    *,
+    label: str,
+    string_limit: int,
+    total_limit: int,
+    capped: bool = False,
+    rendered: str | None = None,
+) -> str:
+    """Fence a JSON value rendered compactly (ASCII-only) after capping its strings.
+
+    *capped*: the strings are already capped; *rendered*: the compact JSON of that capped value,
+    used as is when it is ASCII (then identical to what this would render)."""
+    if rendered is None or not rendered.isascii():
+        shown = value if capped else cap_strings(value, string_limit)
+        rendered = json.dumps(shown, ensure_ascii=True, separators=(",", ":"))
     return fence(rendered, label=label, total_limit=total_limit)
 
 

@@ -9,7 +9,6 @@ verbatim. The same flag goes into `_meta[LABEL_KEY]`, and the text content start
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,8 +16,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from asp_protocol.vocabulary import CallSite
-from bridge.fence import cap_string, fence_json, fence_text
-from bridge.structured import model_view
+from bridge.fence import cap_string, cap_strings, fence_json, fence_text, fits
+from bridge.structured import UNCAPPED_KEYS, compact, model_view
 
 LABEL_KEY = "dev.asp-mcp-bridge/asp-outer-seam"
 BASIS = (
@@ -194,10 +193,14 @@ def envelope(
 
 
 def oversize(
-    host_result: dict[str, Any] | None, bridge_result: dict[str, Any] | None, limits: TextLimits
+    host_result: dict[str, Any] | None,
+    bridge_result: dict[str, Any] | None,
+    limits: TextLimits,
+    size: int | None = None,
 ) -> BridgeError | None:
-    """The error for a result larger than the bridge passes on, or None when it fits."""
-    size = carried_bytes(host_result, bridge_result)
+    """The error for a result larger than the bridge passes on, or None when it fits (*size*:
+    its `carried_bytes`, when the caller has measured it)."""
+    size = carried_bytes(host_result, bridge_result) if size is None else size
     if size <= limits.max_result_bytes:
         return None
     return BridgeError(
@@ -208,7 +211,13 @@ def oversize(
 
 
 def _result(
-    structured: dict[str, Any], text: str, *, binding: Binding, limits: TextLimits
+    structured: dict[str, Any],
+    text: str,
+    *,
+    binding: Binding,
+    limits: TextLimits,
+    capped: dict[str, Any] | None = None,
+    serialized: dict[str, str] | None = None,
 ) -> CallToolResult:
     """A tool result: the text, and the model-facing view of the envelope (bridge/structured.py)."""
     view = model_view(
@@ -216,6 +225,8 @@ def _result(
         headline=headline(structured["tool"], structured["hostMethod"], structured["callSite"]),
         string_chars=limits.string_chars,
         max_chars=limits.structured_chars,
+        capped=capped,
+        serialized=serialized,
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
@@ -225,11 +236,14 @@ def _result(
     )
 
 
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def carried_bytes(*parts: dict[str, Any] | None) -> int:
-    """The UTF-8 JSON size of what a result carries verbatim (the `max_result_bytes` measure)."""
-    return sum(
-        len(json.dumps(p, ensure_ascii=False).encode("utf-8")) for p in parts if p is not None
-    )
+    """The UTF-8 size of what a result carries verbatim, serialized compactly (the
+    `max_result_bytes` measure)."""
+    return sum(_utf8_len(compact(p)) for p in parts if p is not None)
 
 
 def success_text(
@@ -242,8 +256,13 @@ def success_text(
     limits: TextLimits,
     summary: str | None,
     next_step: str | None = None,
+    capped: Any = None,
+    rendered: str | None = None,
 ) -> str:
-    """The text content of a success: headline, summary, the fenced JSON, then the next step."""
+    """The text content of a success: headline, summary, the fenced JSON, then the next step.
+
+    *capped* is the payload with its strings already capped (the structured view's, reused),
+    *rendered* its compact JSON when the caller has it."""
     payload = host_result if host_result is not None else (bridge_result or {})
     parts = [headline(tool, method, call_site)]
     if summary:
@@ -255,10 +274,12 @@ def success_text(
     )
     parts.append(
         fence_json(
-            payload,
+            payload if capped is None else capped,
             label=fence_label,
             string_limit=limits.string_chars,
             total_limit=limits.total_chars,
+            capped=capped is not None,
+            rendered=rendered,
         )
     )
     if next_step:
@@ -285,7 +306,10 @@ def success(
 
     *text* is the `success_text` a caller already composed (to fit a page), else it is built here.
     """
-    too_big = oversize(host_result, bridge_result, limits)
+    parts = {"hostResult": host_result, "bridgeResult": bridge_result}
+    serialized = {key: compact(value) for key, value in parts.items() if value is not None}
+    size = sum(_utf8_len(text) for text in serialized.values())
+    too_big = oversize(host_result, bridge_result, limits, size)
     if too_big is not None:
         return failure(
             tool=tool,
@@ -307,6 +331,16 @@ def success(
         host_result=host_result,
         bridge_result=bridge_result,
     )
+    # One cap per part, shared by the text and the structured view; none at all (and no walk)
+    # when the serialized text shows that no string is over the limit.
+    capped = {
+        key: value
+        if fits(serialized[key], limits.string_chars)
+        else cap_strings(value, limits.string_chars, UNCAPPED_KEYS)
+        for key, value in parts.items()
+        if value is not None
+    }
+    shown = "hostResult" if host_result is not None else "bridgeResult"
     if text is None:
         text = success_text(
             tool,
@@ -317,8 +351,12 @@ def success(
             limits=limits,
             summary=summary,
             next_step=next_step,
+            capped=capped.get(shown),
+            rendered=serialized.get(shown) if capped.get(shown) is parts[shown] else None,
         )
-    return _result(structured, text, binding=binding, limits=limits)
+    return _result(
+        structured, text, binding=binding, limits=limits, capped=capped, serialized=serialized
+    )
 
 
 def capped_error(error: BridgeError, limits: TextLimits) -> BridgeError:
