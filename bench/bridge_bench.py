@@ -10,10 +10,21 @@ starts (host spawn included).
     python bench/bridge_bench.py [--calls 1000] [--concurrency 8] [--hosts bad,reference]
 
 `bad` is the cheap scripted host in tests/support (isolates the bridge's cost); `reference` is this
-installation's reference host on this repository. To see where the bridge's time goes, profile
-it under the same load with a sampling profiler (py-spy, `pip install py-spy`):
+installation's reference host on this repository. Beside each latency row is the CPU time per call
+of the process in the middle (the host itself on the native row, the proxy, the bridge) and of
+the host behind it, read from /proc: on a shared machine wall-clock latency swings with the
+others' load, CPU per call much less. `uptime`'s load average is printed before and after.
+
+To see where the bridge's time goes, profile it under the same load. A sampling profiler attached
+to the running bridge (py-spy, `pip install py-spy`; it must not wrap the bridge, whose stdout is
+the wire):
 
     python bench/bridge_bench.py --hosts bad --profile /tmp/bridge.txt   # py-spy raw stacks
+
+or, for CPU time rather than wall time (a loaded machine inflates a sampler's wall time with
+time spent runnable but not running), cProfile with a CPU clock over the whole `serve`:
+
+    python bench/bridge_bench.py --hosts bad --cprofile /tmp/bridge.pstats
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import os
 import platform
 import shlex
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -89,6 +101,9 @@ class RawPeer:
 async def measure(peer: RawPeer, call: Any, calls: int, concurrency: int) -> dict[str, float]:
     for _ in range(min(50, calls)):  # warm-up
         await call(peer)
+    middle = peer.process.pid
+    behind = children(middle)
+    cpu_before = cpu_s(middle), sum(cpu_s(pid) for pid in behind)
     latencies: list[float] = []
     for _ in range(calls):
         started = time.perf_counter()
@@ -108,10 +123,13 @@ async def measure(peer: RawPeer, call: Any, calls: int, concurrency: int) -> dic
         for _ in range(concurrency):
             tg.start_soon(worker)
     elapsed = time.perf_counter() - started
+    cpu_after = cpu_s(middle), sum(cpu_s(pid) for pid in behind)
     return {
         "p50": statistics.median(latencies),
         "p90": latencies[int(0.9 * (len(latencies) - 1))],
         "throughput": calls / elapsed,
+        "cpu_ms": 1000 * (cpu_after[0] - cpu_before[0]) / (2 * calls),
+        "host_cpu_ms": 1000 * (cpu_after[1] - cpu_before[1]) / (2 * calls) if behind else 0.0,
     }
 
 
@@ -145,6 +163,30 @@ async def native_inspect(peer: RawPeer) -> None:
 async def bridge_inspect(peer: RawPeer) -> None:
     arguments = {"verb": "symbols", "limit": INSPECT_LIMIT}
     _checked(await peer.request("tools/call", {"name": "asp_inspect", "arguments": arguments}))
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of *pid* so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """Direct child pids of *pid* (the host behind a proxy or bridge)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def rss_kib(pid: int) -> int:
@@ -202,16 +244,39 @@ async def warm_inspect(peer: RawPeer, bridged: bool) -> int:
             await anyio.sleep(0.5)
 
 
-async def first_status(bridge_argv: list[str], repo: Path, runs: int) -> float:
-    """p50 ms from spawning `serve` to the first asp_status answer (handshake and host spawn in)."""
-    times = []
+async def first_status(bridge_argv: list[str], repo: Path, runs: int) -> dict[str, float]:
+    """p50 ms from spawning `serve` to the `initialize` answer and to the first asp_status answer
+    (handshake and host spawn in)."""
+    to_init, to_status = [], []
     for _ in range(runs):
         started = time.perf_counter()
         async with spawned(bridge_argv, repo) as peer:
             await initialize(peer)
+            to_init.append((time.perf_counter() - started) * 1000)
             await bridge_status(peer)
-            times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+            to_status.append((time.perf_counter() - started) * 1000)
+    return {"initialize": statistics.median(to_init), "status": statistics.median(to_status)}
+
+
+async def calls_in_flight(peer: RawPeer, call: Any, calls: int, concurrency: int) -> None:
+    remaining = calls
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            await call(peer)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(concurrency):
+            tg.start_soon(worker)
+
+
+def _profiled(args: argparse.Namespace, argv: list[str]) -> list[str]:
+    """The bridge's command under cProfile with a CPU clock (bench/cpu_profile.py), if asked."""
+    if not args.cprofile:
+        return argv
+    return [sys.executable, str(ROOT / "bench" / "cpu_profile.py"), args.cprofile, *argv[1:]]
 
 
 async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
@@ -233,31 +298,44 @@ async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
         "--host",
         shlex.join(base),
     ]
-    profiled = bridge_argv
-    if args.profile and host == "bad":
-        profiled = [
-            "py-spy",
-            "record",
-            "-r",
-            "500",
-            "-f",
-            "raw",
-            "-o",
-            args.profile,
-            "--",
-            *bridge_argv,
-        ]
+    profiling = host == "bad" and bool(args.profile or args.cprofile)
     rows: list[dict[str, Any]] = []
     paths: list[tuple[str, list[str], Any, bool]] = [
         ("native host/status", host_argv, native_status, False),
         ("raw NDJSON proxy (floor)", proxy_argv, native_status, False),
-        ("bridge asp_status", profiled, bridge_status, True),
+        (
+            "bridge asp_status",
+            _profiled(args, bridge_argv) if profiling else bridge_argv,
+            bridge_status,
+            True,
+        ),
     ]
     for name, argv, call, bridged in paths:
         async with spawned(argv, repo) as peer:
             if bridged:
                 await initialize(peer)
+            spy = None
+            if bridged and profiling and args.profile:  # attached: py-spy must not own the wire
+                spy = subprocess.Popen(
+                    [
+                        "py-spy",
+                        "record",
+                        "-r",
+                        "500",
+                        "-f",
+                        "raw",
+                        "-o",
+                        args.profile,
+                        "--pid",
+                        str(peer.process.pid),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                )
+                await anyio.sleep(1.0)
             rows.append({"path": name, **await measure(peer, call, args.calls, args.concurrency)})
+            if spy is not None:
+                spy.send_signal(2)
+                spy.wait()
     out: dict[str, Any] = {"host": host, "rows": rows}
     if host == "reference":
         inspect_rows = []
@@ -276,13 +354,11 @@ async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
         async with spawned(bridge_argv, repo) as peer:
             await initialize(peer)
             pid = peer.process.pid
-            for _ in range(100):
-                await bridge_status(peer)
+            await calls_in_flight(peer, bridge_status, 100, args.concurrency)
             out["rss_100"] = rss_kib(pid)
-            for _ in range(9900):
-                await bridge_status(peer)
+            await calls_in_flight(peer, bridge_status, 9900, args.concurrency)
             out["rss_10000"] = rss_kib(pid)
-    out["first_status_ms"] = await first_status(bridge_argv, repo, args.starts)
+    out["first"] = await first_status(bridge_argv, repo, args.starts)
     return out
 
 
@@ -292,32 +368,46 @@ def _table(result: dict[str, Any], concurrency: int) -> list[str]:
     lines = [
         f"host: {result['host']}",
         "",
-        f"| path | p50 ms | p90 ms | calls/s ({concurrency} in flight) |",
-        "|---|---:|---:|---:|",
+        f"| path | p50 ms | p90 ms | calls/s ({concurrency} in flight) "
+        "| CPU ms/call (middle · host) |",
+        "|---|---:|---:|---:|---:|",
     ]
+
+    def cpu(row: dict[str, Any]) -> str:
+        host = f" · {row['host_cpu_ms']:.3f}" if row["host_cpu_ms"] else ""
+        return f"{row['cpu_ms']:.3f}{host}"
+
     for row in rows:
         lines.append(
-            f"| {row['path']} | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} |"
+            f"| {row['path']} | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} "
+            f"| {cpu(row)} |"
         )
-    lines.append(f"| floor-added (p50) | {floor['p50'] - native['p50']:.3f} | | |")
+    lines.append(f"| floor-added (p50) | {floor['p50'] - native['p50']:.3f} | | | |")
     lines.append(
-        f"| bridge-added (p50 / p90) | {bridged['p50'] - native['p50']:.3f} | {bridged['p90'] - native['p90']:.3f} | "
-        f"{100 * bridged['throughput'] / native['throughput']:.0f}% of native |"
+        f"| bridge-added (p50 / p90) | {bridged['p50'] - native['p50']:.3f} "
+        f"| {bridged['p90'] - native['p90']:.3f} "
+        f"| {100 * bridged['throughput'] / native['throughput']:.0f}% of native | |"
     )
     for row in result.get("inspect", []):
         lines.append(
-            f"| {row['path']} (~{row['bytes'] // 1024} KB host result) | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} |"
+            f"| {row['path']} (~{row['bytes'] // 1024} KB host result) | {row['p50']:.3f} "
+            f"| {row['p90']:.3f} | {row['throughput']:.0f} | {cpu(row)} |"
         )
     if result.get("inspect"):
         n, b = result["inspect"]
-        lines.append(f"| inspect-page bridge-added (p50) | {b['p50'] - n['p50']:.3f} | | |")
+        lines.append(f"| inspect-page bridge-added (p50) | {b['p50'] - n['p50']:.3f} | | | |")
     if "rss_100" in result:
         growth = 100 * (result["rss_10000"] - result["rss_100"]) / result["rss_100"]
         lines.append(
             f"\nbridge RSS: {result['rss_100'] / 1024:.1f} MiB after 100 calls, "
             f"{result['rss_10000'] / 1024:.1f} MiB after 10,000 ({growth:+.1f}%)"
         )
-    lines.append(f"first asp_status after serve start (p50): {result['first_status_ms']:.0f} ms\n")
+    first = result["first"]
+    lines.append(
+        f"serve start to initialize answer (p50): {first['initialize']:.0f} ms; "
+        f"to first asp_status answer: {first['status']:.0f} ms"
+    )
+    lines.append(load() + "\n")
     return lines
 
 
@@ -335,11 +425,13 @@ def main() -> None:
     parser.add_argument(
         "--profile", help="record the bridge (cheap host) with py-spy into this file"
     )
+    parser.add_argument(
+        "--cprofile", help="run the bridge (cheap host) under cProfile, CPU clock, into this file"
+    )
     args = parser.parse_args()
     print(
         f"machine: {platform.machine()} {platform.processor() or ''} · {os.cpu_count()} CPUs · "
-        f"{platform.system()} {platform.release()} · Python {platform.python_version()} · "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"{platform.system()} {platform.release()} · Python {platform.python_version()} · " + load()
     )
     print(
         f"{args.calls} sequential calls per path, then {args.calls} with {args.concurrency} in flight\n"

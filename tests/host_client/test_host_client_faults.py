@@ -118,8 +118,8 @@ async def test_hang_times_out_and_sends_cancel(tmp_path: Path) -> None:
         entry = client.trace.entries()[-1]
         assert entry.outcome == "timeout" and entry.cancel_sent
         with anyio.fail_after(5):
-            while not record.exists():
-                await anyio.sleep(0.02)
+            while not (record.exists() and record.read_text().endswith("\n")):
+                await anyio.sleep(0.02)  # the host creates the file before it writes the line
         received = [json.loads(line) for line in record.read_text().splitlines()]
         assert received == [
             {"method": "$/cancelRequest", "id": entry.request_id, "for": "host/status"}
@@ -138,8 +138,8 @@ async def test_caller_cancellation_reaches_host(tmp_path: Path) -> None:
         entry = client.trace.entries()[-1]
         assert entry.outcome == "cancelled" and entry.cancel_sent
         with anyio.fail_after(5):
-            while not record.exists():
-                await anyio.sleep(0.02)
+            while not (record.exists() and record.read_text().endswith("\n")):
+                await anyio.sleep(0.02)  # the host creates the file before it writes the line
         assert json.loads(record.read_text())["id"] == entry.request_id
 
 
