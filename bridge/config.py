@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bridge.label import TextLimits
+from bridge.fence import TextLimits
 from host_client import HostClientSettings
 
 ENV_PREFIX = "ASP_BRIDGE_"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -20,6 +21,19 @@ _CONTROL = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
 )
 _LINE_BREAKS = re.compile(r"[\t\n]+")
+
+
+@dataclass(frozen=True)
+class TextLimits:
+    """Caps for host text in text content, and the largest verbatim result the bridge passes on.
+
+    Here, with the caps, rather than in `bridge.label`: the configuration needs it, and loading
+    the configuration must not load the MCP SDK (the host starts while the SDK loads)."""
+
+    string_chars: int = 2000
+    total_chars: int = 20000
+    max_result_bytes: int = 4 * 1024 * 1024
+    structured_chars: int = 100_000  # serialized structuredContent of one tool result
 
 
 def cap_string(value: str, limit: int) -> str:

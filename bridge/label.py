@@ -9,14 +9,13 @@ verbatim. The same flag goes into `_meta[LABEL_KEY]`, and the text content start
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from asp_protocol.vocabulary import CallSite
-from bridge.fence import cap_string, cap_strings, fence_json, fence_text, fits
+from bridge.fence import TextLimits, cap_string, cap_strings, fence_json, fence_text, fits
 from bridge.structured import UNCAPPED_KEYS, compact, model_view
 
 LABEL_KEY = "dev.asp-mcp-bridge/asp-outer-seam"
@@ -112,16 +111,6 @@ class Envelope(BaseModel):
     )
     error: BridgeError | None = None
     elided: Elided | None = None
-
-
-@dataclass(frozen=True)
-class TextLimits:
-    """Caps for host text in text content, and the largest verbatim result the bridge passes on."""
-
-    string_chars: int = 2000
-    total_chars: int = 20000
-    max_result_bytes: int = 4 * 1024 * 1024
-    structured_chars: int = 100_000  # serialized structuredContent of one tool result
 
 
 def label_meta(binding: Binding) -> dict[str, Any]:

@@ -146,29 +146,45 @@ async def run_stdio(server: MCPServer[BridgeRuntime]) -> None:
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
+@asynccontextmanager
+async def _connection_client(
+    settings: BridgeSettings, started: HostClient | None
+) -> AsyncIterator[HostClient]:
+    """The connection's host client: the one already started, or a new one started now."""
+    if started is not None:
+        yield started
+        return
+    async with HostClient(settings.host_client_settings()) as client:
+        client.start_in_background()  # `initialize` never waits for the host
+        yield client
+
+
 def create_server(
     settings: BridgeSettings,
     *,
     extra_tools: Sequence[ToolSpec] = (),
     extensions: Sequence[Extension] = (),
     middleware: Sequence[Any] = (),
+    client: HostClient | None = None,
 ) -> MCPServer[BridgeRuntime]:
-    """Build the bridge; each MCP connection's lifespan owns one supervised host process."""
+    """Build the bridge; each MCP connection's lifespan owns one supervised host process.
+
+    *client* is the host of the one stdio connection when the caller started it already (so
+    the host starts while the SDK loads); it then stays the caller's to close."""
 
     bus = InMemorySubscriptionBus()
 
     @asynccontextmanager
     async def lifespan(_app: MCPServer[BridgeRuntime]) -> AsyncIterator[BridgeRuntime]:
-        async with HostClient(settings.host_client_settings()) as client:
-            client.start_in_background()  # `initialize` never waits for the host
-            state = BridgeRuntime(settings, client)
+        async with _connection_client(settings, client) as client_:
+            state = BridgeRuntime(settings, client_)
             state.listing.bus = bus
             async with anyio.create_task_group() as background:
                 state.listing.arm(
                     lambda: background.start_soon(
                         state.listing.warm_up,
-                        lambda: state.policy.check(client, "read"),
-                        lambda: client.call(
+                        lambda: state.policy.check(client_, "read"),
+                        lambda: client_.call(
                             "host/capabilities", origin="tools/list", timeout=WARM_UP_READ_S
                         ),
                     )

@@ -5,11 +5,18 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from bridge.commands.common import add_common, check_repo, settings_of
+from bridge.config import BridgeSettings
+
+if TYPE_CHECKING:  # the SDK is imported only when serving, in `load_sdk`
+    from mcp.server.mcpserver import MCPServer
+
+    from bridge.runtime import BridgeRuntime
+    from host_client import HostClient
 
 
 def add_parser(commands: Any) -> None:
@@ -45,32 +52,61 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=settings.log_level, format="%(levelname)s %(name)s: %(message)s"
     )
-    from bridge.server import create_server, run_stdio  # the SDK loads only for commands that serve
-
-    extensions: list[Any] = []
-    middleware: list[Any] = []
-    if args.extension:
-        from bridge.ext.extension import build as build_extension
-
-        extension, middleware = build_extension()
-        extensions.append(extension)
     if settings.transport == "streamable-http":
-        from bridge.http import check_exposure, run_http
+        from bridge.http import check_exposure
 
         check_exposure(settings)  # before anything starts
     from host_client.tree import become_subreaper
 
     become_subreaper()  # this process's only children are hosts: what they orphan comes back here
-    server = create_server(settings, extensions=extensions, middleware=middleware)
     if settings.transport == "stdio":
-        from bridge import stdio
+        anyio.run(serve_stdio, settings, args.extension)
+        return 0
+    from bridge.http import run_http
 
-        if stdio.usable():
-            anyio.run(run_stdio, server)
-        else:  # a file or terminal on stdin/stdout: the SDK's threaded transport copes with those
-            server.run("stdio")
-    else:
-        url = f"http://{settings.http_host}:{settings.port}/mcp"
-        print(f"asp-mcp-bridge: serving MCP over streamable HTTP at {url}", file=sys.stderr)
-        run_http(server, settings)
+    server = build_server(settings, args.extension)
+    url = f"http://{settings.http_host}:{settings.port}/mcp"
+    print(f"asp-mcp-bridge: serving MCP over streamable HTTP at {url}", file=sys.stderr)
+    run_http(server, settings)
     return 0
+
+
+def build_server(
+    settings: BridgeSettings, extension: bool, client: HostClient | None = None
+) -> MCPServer[BridgeRuntime]:
+    """The bridge's MCP server, with the experimental extension unless it is turned off."""
+    from bridge.server import create_server  # the SDK loads only for commands that serve
+
+    extensions: list[Any] = []
+    middleware: list[Any] = []
+    if extension:
+        from bridge.ext.extension import build as build_extension
+
+        built, middleware = build_extension()
+        extensions.append(built)
+    return create_server(settings, extensions=extensions, middleware=middleware, client=client)
+
+
+def load_sdk() -> None:
+    """Import what serving needs — the MCP SDK above all, most of a start's time."""
+    import bridge.ext.extension
+    import bridge.server
+    import bridge.stdio  # noqa: F401
+
+
+async def serve_stdio(settings: BridgeSettings, extension: bool) -> None:
+    """Serve one stdio connection. Its host is started first and the SDK is imported in a worker
+    thread meanwhile, so the host's own start-up runs beside the imports, not after them."""
+    from host_client import HostClient
+
+    async with HostClient(settings.host_client_settings()) as client:
+        client.start_in_background()
+        await anyio.to_thread.run_sync(load_sdk)
+        from bridge import stdio
+        from bridge.server import run_stdio
+
+        server = build_server(settings, extension, client)
+        if stdio.usable():  # pipes: the event-loop transport (bridge/stdio.py)
+            await run_stdio(server)
+        else:  # a file or terminal on stdin/stdout: the SDK's threaded transport copes with those
+            await server.run_stdio_async()
