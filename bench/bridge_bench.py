@@ -110,18 +110,8 @@ async def measure(peer: RawPeer, call: Any, calls: int, concurrency: int) -> dic
         await call(peer)
         latencies.append((time.perf_counter() - started) * 1000)
     latencies.sort()
-    remaining = calls
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await call(peer)
-
     started = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(worker)
+    await calls_in_flight(peer, call, calls, concurrency)
     elapsed = time.perf_counter() - started
     cpu_after = cpu_s(middle), sum(cpu_s(pid) for pid in behind)
     return {
@@ -259,6 +249,7 @@ async def first_status(bridge_argv: list[str], repo: Path, runs: int) -> dict[st
 
 
 async def calls_in_flight(peer: RawPeer, call: Any, calls: int, concurrency: int) -> None:
+    """*calls* calls of *call* with *concurrency* of them in flight at any time."""
     remaining = calls
 
     async def worker() -> None:
