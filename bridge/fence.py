@@ -125,10 +125,14 @@ def fence_json(
     """Fence a JSON value rendered compactly (ASCII-only) after capping its strings.
 
     *capped*: the strings are already capped; *rendered*: the compact JSON of that capped value,
-    used as is when it is ASCII (then identical to what this would render)."""
+    used as is when it is ASCII (then identical to what this would render). Otherwise the value
+    is rendered once and walked to cap only when that text shows a string over the limit (an
+    inspect page's text, which keeps none of it, used to walk a whole answer twice per page)."""
     if rendered is None or not rendered.isascii():
-        shown = value if capped else cap_strings(value, string_limit)
-        rendered = json.dumps(shown, ensure_ascii=True, separators=(",", ":"))
+        rendered = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+        if not capped and not fits(rendered, string_limit):  # only then walk the value to cap it
+            shown = cap_strings(value, string_limit)
+            rendered = json.dumps(shown, ensure_ascii=True, separators=(",", ":"))
     return fence(rendered, label=label, total_limit=total_limit)
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from bridge import guard, label
-from bridge.fence import cap_strings, fence_json, fence_text
+from bridge.fence import cap_strings, fence_json, fence_text, fits
 from bridge.label import LABEL_KEY, BridgeError, TextLimits
 
 LIMITS = TextLimits(string_chars=100, total_chars=2000, max_result_bytes=10_000)
@@ -173,3 +174,32 @@ def test_failure_caps_host_message_and_detail_in_structured_content() -> None:
     assert error["message"].startswith("m" * 100) and len(error["message"]) < 150
     assert error["detail"].startswith("d" * 100) and len(error["detail"]) < 150
     assert "[+49900 chars]" in error["message"]
+
+
+def test_fits_is_sure_only_when_no_string_can_be_over_the_limit() -> None:
+    def text(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    short = {"k": ["v" * 10, {"n": 1}]}
+    assert fits(text(short), 10)
+    assert not fits(text({"k": "v" * 11}), 10)
+    assert not fits(text({"k" * 11: 1}), 10)
+    # an escaped quote splits a string's text: never trusted, the caller walks the value
+    assert not fits(text({"k": 'a"b'}), 10)
+
+
+def test_caps_copy_nothing_that_needs_no_cap() -> None:
+    value = {"a": ["x" * 5, {"b": "y" * 5}], "c": 3}
+    assert cap_strings(value, 10) is value
+    long = {"a": ["x" * 5, {"b": "y" * 50}], "c": {"d": "z"}}
+    capped = cap_strings(long, 10)
+    assert capped is not long and capped["a"][1]["b"].startswith("y" * 10 + "…")
+    assert capped["c"] is long["c"]  # untouched branches are shared, not copied
+    assert long["a"][1]["b"] == "y" * 50  # the original is untouched
+
+
+def test_fence_json_caps_what_its_text_shows_over_the_limit() -> None:
+    value = {"message": 'say "hi" ' + "x" * 50, "short": "ok"}
+    fenced = fence_json(value, label="HOST RESULT", string_limit=10, total_limit=5000)
+    body = json.loads(fenced.splitlines()[1])
+    assert body == cap_strings(value, 10)
