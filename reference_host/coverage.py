@@ -5,11 +5,11 @@ own reasons for a non-complete Assessment (capped and marked untrusted, since th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from asp_protocol.vocabulary import DegradationReason
+from asp_protocol.vocabulary import CapabilityFamily, DegradationReason
 from asp_protocol.wire import present
 
 MAX_ERRORS = 10
@@ -33,6 +33,37 @@ def degradation(
         "detail": detail[:1000],
         **present(requirement=requirement, capability=capability, providerState=provider_state),
     }
+
+
+class Degradable(Protocol):
+    """What a provider's run or target records its degradations on (read-only view)."""
+
+    @property
+    def provider_id(self) -> str: ...
+    @property
+    def requirement_id(self) -> str | None: ...
+    @property
+    def degraded(self) -> list[dict[str, Any]]: ...
+
+
+def add_degradation(
+    target: Degradable,
+    capability: CapabilityFamily,
+    reason: DegradationReason,
+    detail: str,
+    state: str | None = None,
+) -> None:
+    """Record on *target* a degradation of its provider, for its requirement and *capability*."""
+    target.degraded.append(
+        degradation(
+            target.provider_id,
+            reason,
+            detail,
+            requirement=target.requirement_id,
+            capability=capability,
+            provider_state=state,
+        )
+    )
 
 
 def validation_summary(error: ValidationError, limit: int = MAX_ERRORS) -> str:

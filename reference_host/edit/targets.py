@@ -17,7 +17,7 @@ import anyio
 
 from asp_protocol.vocabulary import CallSite, DegradationReason
 from reference_host.context import HostContext
-from reference_host.coverage import degradation
+from reference_host.coverage import add_degradation
 from reference_host.edit.plan_checks import PlanCheck, check_plan
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.edit_session import EditProviderSession
@@ -74,15 +74,7 @@ def judge_authority(
     target.evidence, target.granted = evidence, check.granted
     target.provenance = ctx.provenance(target.provider_id, "edit", check)
     if not check.granted:
-        target.degraded.append(
-            degradation(
-                target.provider_id,
-                "missing-authority",
-                "policy pin does not match the trusted manifest: " + "; ".join(check.mismatches),
-                requirement=target.requirement_id,
-                capability="edit",
-            )
-        )
+        add_degradation(target, "edit", "missing-authority", check.mismatch_detail)
 
 
 async def propose(
@@ -96,16 +88,7 @@ async def propose(
     """Ask *target* for a plan; on success `target.plan` is set, else a degradation is added."""
 
     def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
-        target.degraded.append(
-            degradation(
-                target.provider_id,
-                reason,
-                detail,
-                requirement=target.requirement_id,
-                capability="edit",
-                provider_state=state,
-            )
-        )
+        add_degradation(target, "edit", reason, detail, state)
 
     target.provenance = target.provenance or ctx.provenance(target.provider_id, "edit")
     try:
@@ -123,14 +106,8 @@ async def propose(
         )
     async with session.lock:
         try:
-            raw = await ctx.supervisor.request(
-                target.provider_id,
-                session,
-                "edit/propose",
-                lambda: session.scoped_request(
-                    "edit/propose", params, scope, max(0.001, deadline - anyio.current_time())
-                ),
-                quote_error=True,
+            raw = await ctx.supervisor.scoped(
+                target.provider_id, session, "edit/propose", params, scope, deadline
             )
         except SessionFailure as failure:
             return degrade(failure.reason, failure.detail, failure.state)

@@ -15,7 +15,7 @@ from asp_protocol.jsonrpc import RequestContext
 from asp_protocol.vocabulary import DegradationReason, LifecycleState
 from reference_host.candidate import Blobs, blob_scope
 from reference_host.context import HostContext
-from reference_host.coverage import degradation
+from reference_host.coverage import add_degradation, degradation
 from reference_host.evaluate.assessment_checks import AssessmentCheck, validate_assessment
 from reference_host.evaluate.decision import ProviderRun
 from reference_host.evaluate.params import EvaluateRequest
@@ -43,16 +43,7 @@ def _degrader(run: ProviderRun, state: LifecycleState | None) -> Any:
     """A function adding a provider-lifecycle degradation to *run*."""
 
     def add(reason: DegradationReason, detail: str) -> None:
-        run.degraded.append(
-            degradation(
-                run.provider_id,
-                reason,
-                detail,
-                requirement=run.requirement_id,
-                capability="check",
-                provider_state=state,
-            )
-        )
+        add_degradation(run, "check", reason, detail, state)
 
     return add
 
@@ -233,11 +224,7 @@ class ProviderRuns:
                         else []
                     )
             if invocation.initialized and not check.granted:
-                add(
-                    "missing-authority",
-                    "policy pin does not match the trusted manifest: "
-                    + "; ".join(check.mismatches),
-                )
+                add("missing-authority", check.mismatch_detail)
             requirement = policy.requirement(requirement_id)
             if requirement is not None and ctx.assurance_mode not in requirement.assurance:
                 add(

@@ -11,7 +11,7 @@ import anyio
 
 from asp_protocol.vocabulary import CallSite, DegradationReason
 from reference_host.context import HostContext
-from reference_host.coverage import degradation
+from reference_host.coverage import add_degradation
 from reference_host.inspect.answer_checks import check_inspect_result
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.inspect_session import InspectProviderSession
@@ -68,16 +68,7 @@ async def run_target(
     deadline: float,
 ) -> None:
     def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
-        target.degraded.append(
-            degradation(
-                target.provider_id,
-                reason,
-                detail,
-                requirement=target.requirement_id,
-                capability="inspect",
-                provider_state=state,
-            )
-        )
+        add_degradation(target, "inspect", reason, detail, state)
 
     try:
         session = await ctx.supervisor.session_for(
@@ -100,14 +91,8 @@ async def run_target(
         )
     async with session.lock:
         try:
-            raw = await ctx.supervisor.request(
-                target.provider_id,
-                session,
-                method,
-                lambda: session.scoped_request(
-                    method, params, scope, max(0.001, deadline - anyio.current_time())
-                ),
-                quote_error=True,
+            raw = await ctx.supervisor.scoped(
+                target.provider_id, session, method, params, scope, deadline
             )
         except SessionFailure as failure:
             return degrade(failure.reason, failure.detail, failure.state)
@@ -141,13 +126,4 @@ def judge_authority(
         target.provenance = ctx.provenance(target.provider_id, "inspect", pin_check)
     if not pin_check.granted:
         target.ran = False
-        target.degraded.append(
-            degradation(
-                target.provider_id,
-                "missing-authority",
-                "policy pin does not match the trusted manifest: "
-                + "; ".join(pin_check.mismatches),
-                requirement=target.requirement_id,
-                capability="inspect",
-            )
-        )
+        add_degradation(target, "inspect", "missing-authority", pin_check.mismatch_detail)

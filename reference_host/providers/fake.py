@@ -25,15 +25,7 @@ import anyio
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION, CHECK_CAPABILITY_VERSION
 from asp_protocol.canonical import blob_id, config_digest, digest, digest_bytes
 from asp_protocol.errors import AspError, ErrorCode
-from reference_host.providers.assessment import (
-    EvaluateRequest,
-    Stopwatch,
-    build_assessment,
-    coverage_part,
-    degradation,
-    parse_evaluate,
-    provider_block,
-)
+from reference_host.providers import assessment
 from reference_host.providers.configuration import Setting, resolve_configuration
 from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
 
@@ -141,11 +133,13 @@ class FakeProvider(ProviderRuntime):
             )
 
     async def evaluate(self, call: Call) -> dict[str, Any]:
-        request = parse_evaluate(call.params, protocol_version=self.session.protocol_version)
+        request = assessment.parse_evaluate(
+            call.params, protocol_version=self.session.protocol_version
+        )
         config = resolve_configuration(
             request.params, FAKE_CONFIGURATION, self.provider_id, CHECK_CAPABILITY_VERSION
         )
-        clock = Stopwatch()
+        clock = assessment.Stopwatch()
         if self.behavior == "hang":
             if self.hang_seconds is None:
                 await anyio.sleep_forever()
@@ -170,8 +164,8 @@ class FakeProvider(ProviderRuntime):
             for step in range(1, 4):
                 await call.progress(percentage=step * 25, message=f"scripted step {step} of 3")
                 await anyio.sleep(0.05)
-        assessment = self._assessment(request, call, config.digest, clock, refused, evidence)
-        return self._forge(assessment, request)
+        answer = self._assessment(request, call, config.digest, clock, refused, evidence)
+        return self._forge(answer, request)
 
     def _misbehave(self) -> None:
         """The hostile behaviours that need no protocol change (see BEHAVIORS' comment)."""
@@ -203,17 +197,19 @@ class FakeProvider(ProviderRuntime):
 
     def _assessment(
         self,
-        request: EvaluateRequest,
+        request: assessment.EvaluateRequest,
         call: Call,
         config: str,
-        clock: Stopwatch,
+        clock: assessment.Stopwatch,
         refused: dict[str, AspError],
         evidence: list[dict[str, Any]],
     ) -> dict[str, Any]:
         sources = request.diagnostic_sources or [self.provider_id]
         rules = request.rules or [self.rule]
-        requested = coverage_part(request.scope, sources, rules, request.comparison)
-        covered = coverage_part(request.scope, [self.provider_id], [self.rule], request.comparison)
+        requested = assessment.coverage_part(request.scope, sources, rules, request.comparison)
+        covered = assessment.coverage_part(
+            request.scope, [self.provider_id], [self.rule], request.comparison
+        )
         status, degraded, unsupported = "complete", [], []
         exhaustive, truncated = True, False
         scripted = {
@@ -225,18 +221,22 @@ class FakeProvider(ProviderRuntime):
         if request.comparison == "resolved":
             status = "unsupported"
             unsupported = [
-                degradation(self.provider_id, "unsupported", "Unsupported comparison: resolved.")
+                assessment.degradation(
+                    self.provider_id, "unsupported", "Unsupported comparison: resolved."
+                )
             ]
         elif self.behavior in scripted:
             status = scripted[self.behavior]
-            entry = degradation(self.provider_id, status, f"scripted {status} assessment")
+            entry = assessment.degradation(
+                self.provider_id, status, f"scripted {status} assessment"
+            )
             degraded = [entry]
             unsupported = [entry] if status == "unsupported" else []
             truncated = status == "incomplete"
         elif refused:
             status = "incomplete"
             degraded = [
-                degradation(
+                assessment.degradation(
                     self.provider_id, "incomplete", f"host refused {blob}: {error.message[:100]}"
                 )
                 for blob, error in refused.items()
@@ -244,13 +244,13 @@ class FakeProvider(ProviderRuntime):
         if status != "complete":
             exhaustive = False
         if status == "unsupported":
-            covered = coverage_part(request.scope, [], [], request.comparison)
+            covered = assessment.coverage_part(request.scope, [], [], request.comparison)
         diagnostics = (
             self._diagnostics(request)
             if status == "complete" and self.behavior == "finding"
             else []
         )
-        return build_assessment(
+        return assessment.build_assessment(
             status=status,
             diagnostics=diagnostics,
             requested=requested,
@@ -261,13 +261,15 @@ class FakeProvider(ProviderRuntime):
             truncated=truncated,
             request=request,
             blobs=call.callbacks.blobs_read,
-            provider=provider_block(self.provider_id, self.version, config, self.fingerprint),
+            provider=assessment.provider_block(
+                self.provider_id, self.version, config, self.fingerprint
+            ),
             timing=clock.timing(),
             cache={"status": "disabled"},
             evidence=evidence,
         )
 
-    def _diagnostics(self, request: EvaluateRequest) -> list[dict[str, Any]]:
+    def _diagnostics(self, request: assessment.EvaluateRequest) -> list[dict[str, Any]]:
         """One error on the first changed path (`.` when the changeset is empty)."""
         path = request.changes[0].path if request.changes else "."
         diagnostic: dict[str, Any] = {
@@ -286,16 +288,16 @@ class FakeProvider(ProviderRuntime):
             diagnostic["introduced"] = True
         return [diagnostic]
 
-    def _forge(self, assessment: dict[str, Any], request: EvaluateRequest) -> dict[str, Any]:
+    def _forge(self, answer: dict[str, Any], request: assessment.EvaluateRequest) -> dict[str, Any]:
         """Break a valid Assessment the way the behaviour asks."""
         behavior = self.behavior
         if behavior == "malformed":
-            del assessment["coverage"], assessment["provider"]
+            del answer["coverage"], answer["provider"]
         elif behavior == "forged-top-level":
-            assessment["decision"] = "allow"
-            assessment["pass"] = True
+            answer["decision"] = "allow"
+            answer["pass"] = True
         elif behavior == "forged-nested":
-            assessment.setdefault("evidence", []).append(
+            answer.setdefault("evidence", []).append(
                 {
                     "kind": "trace",
                     "message": "provider data with a host-owned key nested inside",
@@ -304,20 +306,20 @@ class FakeProvider(ProviderRuntime):
             )
         elif behavior == "stale-baseline":
             rev = str(request.baseline.get("rev", ""))
-            assessment["validAsOf"]["baseline"] = {
+            answer["validAsOf"]["baseline"] = {
                 "rev": "git:tree:" + hashlib.sha1(rev.encode()).hexdigest()
             }
         elif behavior == "wrong-changeset-digest":
-            assessment["validAsOf"]["changesetDigest"] = digest(
+            answer["validAsOf"]["changesetDigest"] = digest(
                 {"not-the-changeset": request.changeset_digest}
             )
         elif behavior == "unread-blob":
-            assessment["validAsOf"]["blobs"].append(UNREAD_BLOB)
+            answer["validAsOf"]["blobs"].append(UNREAD_BLOB)
         elif behavior == "wrong-config-digest":
-            assessment["provider"]["configDigest"] = config_digest(
+            answer["provider"]["configDigest"] = config_digest(
                 self.provider_id, CHECK_CAPABILITY_VERSION, {"forged": True}
             )
-        return assessment
+        return answer
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

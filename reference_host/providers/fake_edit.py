@@ -20,17 +20,7 @@ import anyio
 
 from asp_protocol.canonical import digest_bytes
 from asp_protocol.errors import AspError, ErrorCode
-from reference_host.providers.editing import (
-    FileEdits,
-    ProposeRequest,
-    edit_capability,
-    in_scope,
-    parse_propose,
-    plan,
-    provider_block,
-    split_lines,
-    status_plan,
-)
+from reference_host.providers import editing
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 BEHAVIORS = (
@@ -62,13 +52,13 @@ class FakeEditProvider(ProviderRuntime):
         super().__init__(
             provider_id=provider_id,
             fingerprint=digest_bytes(Path(__file__).read_bytes()),
-            capabilities={"edit": edit_capability(["text-edit", "replace-resource"])},
+            capabilities={"edit": editing.edit_capability(["text-edit", "replace-resource"])},
             requested_permissions=permissions,
         )
         self.capability("edit/propose", self.propose)
 
     async def propose(self, call: Call) -> dict[str, Any]:
-        request = parse_propose(call.params)
+        request = editing.parse_propose(call.params)
         if self.behavior == "crash":
             sys.stderr.write("fake-edit: scripted crash during edit/propose\n")
             sys.stderr.flush()
@@ -79,13 +69,13 @@ class FakeEditProvider(ProviderRuntime):
             await anyio.sleep(self.hang_seconds or 0)
         listing = await call.callbacks.list_tree()
         tree = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
-        provider = provider_block(self.provider_id, self.version, self.fingerprint)
+        provider = editing.provider_block(self.provider_id, self.version, self.fingerprint)
         if "create" in request.args:
             source = str(request.args.get("copyOf", ""))
             if source not in tree:
                 raise AspError(ErrorCode.INVALID_PARAMS, "copyOf must name a baseline file")
             await call.callbacks.read_blobs([tree[source]])
-            body = plan(
+            body = editing.plan(
                 request,
                 provider,
                 call.callbacks.blobs_read,
@@ -94,16 +84,18 @@ class FakeEditProvider(ProviderRuntime):
             )
             return self._forge({"proposal": body}, request)
         path = request.args.get("path") or next(
-            (p for p in sorted(tree) if in_scope(p, request.scope)), None
+            (p for p in sorted(tree) if editing.in_scope(p, request.scope)), None
         )
         if not isinstance(path, str) or path not in tree:
             raise AspError(ErrorCode.INVALID_PARAMS, "args.path must name a baseline file in scope")
         data = (await call.callbacks.read_blobs([tree[path]]))[tree[path]]
-        edits = FileEdits(path, tree[path], split_lines(data.decode("utf-8", "replace")))
+        edits = editing.FileEdits(
+            path, tree[path], editing.split_lines(data.decode("utf-8", "replace"))
+        )
         edits.replace(0, 0, 0, str(request.args.get("insert", "# edited\n")))
         blobs = call.callbacks.blobs_read
         if self.behavior == "incomplete":
-            body = status_plan(
+            body = editing.status_plan(
                 request,
                 provider,
                 blobs,
@@ -111,10 +103,10 @@ class FakeEditProvider(ProviderRuntime):
                 {"reason": "partial-coverage", "detail": "scripted incomplete plan"},
             )
         else:
-            body = plan(request, provider, blobs, [edits], rationale="Scripted text edit.")
+            body = editing.plan(request, provider, blobs, [edits], rationale="Scripted text edit.")
         return self._forge({"proposal": body}, request)
 
-    def _forge(self, result: dict[str, Any], request: ProposeRequest) -> dict[str, Any]:
+    def _forge(self, result: dict[str, Any], request: editing.ProposeRequest) -> dict[str, Any]:
         """Break a valid result the way the behaviour asks."""
         body = result["proposal"]
         changes = body.get("workspaceEdit", {}).get("documentChanges", [])

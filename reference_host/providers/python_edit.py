@@ -13,6 +13,7 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -41,6 +42,15 @@ READ_BATCH = 256
 MAX_TEXTS = 20000
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """The session's Python files as this provider read them: index, texts and blobs by path."""
+
+    index: PythonIndex
+    texts: dict[str, str]
+    blobs: dict[str, str]
+
+
 class PythonEditProvider(ProviderRuntime):
     """The runtime plus the inspect engine and the decoded text of every blob it parsed."""
 
@@ -55,7 +65,7 @@ class PythonEditProvider(ProviderRuntime):
         self._lock = anyio.Lock()
         self.capability("edit/propose", self.propose)
 
-    async def _load(self, call: Call) -> tuple[PythonIndex, dict[str, str], dict[str, str]]:
+    async def _load(self, call: Call) -> Loaded:
         """The index of the session's Python files, their texts by path, and blobs by path."""
         listing = await call.callbacks.list_tree(globs=["**/*.py"])
         tree = python_tree({e.path: e.blob_id for e in listing.entries if e.kind == "file"})
@@ -69,7 +79,7 @@ class PythonEditProvider(ProviderRuntime):
             self.texts.pop(next(iter(self.texts)))
         readable = {p: b for p, b in tree.items() if b in self.texts and self.engine.facts(b)}
         index = await anyio.to_thread.run_sync(self.engine.index, readable)
-        return index, {p: self.texts[b] for p, b in readable.items()}, readable
+        return Loaded(index, {p: self.texts[b] for p, b in readable.items()}, readable)
 
     async def propose(self, call: Call) -> dict[str, Any]:
         request = parse_propose(call.params)
@@ -89,21 +99,17 @@ class PythonEditProvider(ProviderRuntime):
             )
             return {"proposal": body}
         async with self._lock:
-            index, texts, blobs = await self._load(call)
+            loaded = await self._load(call)
         if request.operation == "rename":
-            body = self._rename(request, provider, index, texts, blobs)
+            body = self._rename(request, provider, loaded)
         else:
-            body = self._imports(request, provider, index, texts, blobs)
+            body = self._imports(request, provider, loaded)
         return {"proposal": body}
 
     def _rename(
-        self,
-        request: ProposeRequest,
-        provider: dict[str, Any],
-        index: PythonIndex,
-        texts: dict[str, str],
-        blobs: dict[str, str],
+        self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded
     ) -> dict[str, Any]:
+        index, texts, blobs = loaded.index, loaded.texts, loaded.blobs
         symbol, new = request.args.get("symbol"), request.args.get("newName")
         if isinstance(symbol, dict):
             symbol = symbol.get("id")
@@ -174,13 +180,9 @@ class PythonEditProvider(ProviderRuntime):
         )
 
     def _imports(
-        self,
-        request: ProposeRequest,
-        provider: dict[str, Any],
-        index: PythonIndex,
-        texts: dict[str, str],
-        blobs: dict[str, str],
+        self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded
     ) -> dict[str, Any]:
+        index, texts, blobs = loaded.index, loaded.texts, loaded.blobs
         wanted = request.args.get("paths", request.scope)
         if not isinstance(wanted, list) or not all(isinstance(p, str) for p in wanted):
             raise AspError(ErrorCode.INVALID_PARAMS, "remove-unused-imports needs args {paths}")

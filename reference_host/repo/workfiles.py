@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from asp_protocol.changesets import PathError, validate_path
 
@@ -62,6 +63,12 @@ def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, h
     return sha1, sha256
 
 
+class _Entry(NamedTuple):
+    full: Path
+    info: os.stat_result
+    link: bytes | None  # a symlink's target text; None for a regular file
+
+
 class WorkFiles:
     """Read-only, symlink-safe access to files under one root."""
 
@@ -82,20 +89,27 @@ class WorkFiles:
             return None
         return full
 
+    def _entry(self, path: str) -> _Entry | None:
+        """A symlink or regular file inside the workspace, else None; raises what `os` raises."""
+        full = self._inside(path)
+        if full is None:
+            return None
+        info = os.lstat(full)
+        if stat.S_ISLNK(info.st_mode):
+            return _Entry(full, info, os.readlink(full).encode("utf-8", "surrogateescape"))
+        return _Entry(full, info, None) if stat.S_ISREG(info.st_mode) else None
+
     def read(self, path: str, limit: int | None = None) -> bytes | None:
         """Bytes of a work-tree file (a symlink's target text); None when absent, unreadable,
         outside the workspace, or larger than *limit* (default: the blob size cap)."""
         cap = self.max_blob_bytes if limit is None else limit
-        full = self._inside(path)
-        if full is None:
-            return None
         try:
-            info = os.lstat(full)
-            if stat.S_ISLNK(info.st_mode):
-                return os.readlink(full).encode("utf-8", "surrogateescape")
-            if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            entry = self._entry(path)
+            if entry is None or entry.link is not None:
+                return None if entry is None else entry.link  # a symlink: its target text
+            if entry.info.st_size > cap:
                 return None
-            with open(full, "rb") as handle:
+            with open(entry.full, "rb") as handle:
                 data = handle.read(cap + 1)
         except (OSError, ValueError):
             return None
@@ -106,17 +120,14 @@ class WorkFiles:
 
         `with_sha1=False` (a path HEAD lacks, so nothing to compare with) skips git's sha1 and
         leaves `FileHash.sha1` empty: half the hashing on a huge untracked file."""
-        full = self._inside(path)
-        if full is None:
-            return None
         try:
-            info = os.lstat(full)
-            if stat.S_ISLNK(info.st_mode):
-                target = os.readlink(full).encode("utf-8", "surrogateescape")
+            entry = self._entry(path)
+            if entry is None:
+                return None
+            full, info, target = entry
+            if target is not None:
                 sha1, sha256 = hash_stream([target], len(target))
                 return FileHash(sha1.hexdigest(), "blob:sha256:" + sha256.hexdigest(), len(target))
-            if not stat.S_ISREG(info.st_mode):
-                return None
             key = (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
             with self._lock:
                 cached = self._hashes.get(key)

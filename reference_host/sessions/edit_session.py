@@ -7,11 +7,10 @@ requests are the base session's; only the capability test at initialize differs.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from asp_protocol.vocabulary import CapabilityFamily
-from reference_host.sessions.session import InitializeResult, ProviderSession, SessionFailure
-from reference_host.trust.manifests import InstalledProvider
+from reference_host.sessions.session import InitializeResult, ProviderSession
 
 
 class EditProviderSession(ProviderSession):
@@ -19,23 +18,8 @@ class EditProviderSession(ProviderSession):
 
     family: ClassVar[CapabilityFamily] = "edit"
 
-    def __init__(
-        self, installed: InstalledProvider, workspace_root: str, assurance_mode: str
-    ) -> None:
-        super().__init__(installed, workspace_root, assurance_mode)
-        self.edit: dict[str, Any] | None = None  # the accepted edit capability block
-
     def _accept_capability(self, init: InitializeResult) -> None:
-        caps = init.capabilities
-        block = caps.get("edit", caps.get("act"))
-        if not isinstance(block, dict) or "edit" not in init.capability_families:
-            self.state = "incompatible"
-            raise SessionFailure(
-                "unsupported",
-                "incompatible",
-                "provider does not advertise the edit capability",
-                counts=False,
-            )
+        block = self._family_block(init)
         operations = block.get("operations")
         if (
             not isinstance(operations, list)
@@ -43,6 +27,5 @@ class EditProviderSession(ProviderSession):
             or not all(isinstance(o, str) for o in operations)
             or not isinstance(block.get("capabilityVersion"), str)
         ):
-            self.state = "malformed"
-            raise SessionFailure("malformed", "malformed", "malformed edit capability", counts=True)
-        self.edit = block
+            raise self._malformed(f"{self.family} capability")
+        self.block = block

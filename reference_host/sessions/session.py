@@ -25,6 +25,7 @@ from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTi
 from asp_protocol.jsonrpc import JsonRpcEndpoint
 from asp_protocol.vocabulary import (
     HEALTH_REASONS,
+    LEGACY_ROLE,
     CapabilityFamily,
     Comparison,
     DegradationReason,
@@ -42,6 +43,8 @@ from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
 
 log = logging.getLogger(__name__)
+
+Progress = Callable[[Any], Awaitable[None]]
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT")
 RESOURCE_LIMITS = {"cpuPct": 100, "memoryMb": 1024, "fd": 256}
@@ -105,8 +108,10 @@ class SessionFailure(Exception):
 class ProviderSession:
     """A live provider process and its JSON-RPC endpoint, required to serve one capability family.
 
-    This class serves `check`; a subclass per other family (`InspectProviderSession`) overrides
-    `family` and `_accept_capability`. `Supervisor.session_for(..., family=)` picks the class.
+    This class serves `check`; a subclass per other family (`InspectProviderSession`,
+    `EditProviderSession`) overrides `family` and `_accept_capability` (starting from
+    `_family_block`), and may watch its requests (`_watch_request`). `Supervisor.session_for(...,
+    family=)` picks the class.
     """
 
     family: ClassVar[CapabilityFamily] = "check"
@@ -129,6 +134,8 @@ class ProviderSession:
         self.state: LifecycleState = "launched"
         self.init: InitializeResult | None = None
         self.check: CheckCapability | None = None
+        self.block: dict[str, Any] | None = None  # an accepted inspect or edit capability block
+        self.indexing: str | None = None  # last "indexing" progress this request (inspect watches)
         self.callbacks = CallbackServer(self.id)
         self.requests_write = False
         self.baseline: dict[str, Any] | None = None
@@ -239,11 +246,16 @@ class ProviderSession:
             counts=True,
         )
 
-    def _malformed(self, what: str, exc: ValidationError) -> SessionFailure:
+    def _malformed(self, what: str, exc: ValidationError | None = None) -> SessionFailure:
+        """A provider answer it got wrong (counted toward quarantine), with its validation errors."""
         self.state = "malformed"
-        return SessionFailure(
-            "malformed", "malformed", f"malformed {what}: {validation_summary(exc)}", counts=True
-        )
+        detail = f"malformed {what}" + (f": {validation_summary(exc)}" if exc else "")
+        return SessionFailure("malformed", "malformed", detail, counts=True)
+
+    def _incompatible(self, detail: str) -> SessionFailure:
+        """A provider that does not serve this session's family (not counted toward quarantine)."""
+        self.state = "incompatible"
+        return SessionFailure("unsupported", "incompatible", detail, counts=False)
 
     def _accept_initialize(self, raw: Any) -> None:
         try:
@@ -258,19 +270,22 @@ class ProviderSession:
         """Refuse a provider that does not advertise this session's family (here: `check`)."""
         block = init.capabilities.get("check") or init.capabilities.get("judge")
         if block is None or "check" not in init.capability_families:
-            self.state = "incompatible"
-            raise SessionFailure(
-                "unsupported",
-                "incompatible",
-                "provider does not advertise the required check capability",
-                counts=False,
-            )
+            raise self._incompatible("provider does not advertise the required check capability")
         if self.profile is not None:
             block = self.profile.map_capability(block)
         try:
             self.check = CheckCapability.model_validate(block)
         except ValidationError as exc:
             raise self._malformed("check capability", exc) from exc
+
+    def _family_block(self, init: InitializeResult) -> dict[str, Any]:
+        """The capability block of this session's family (or of its legacy role name), or
+        incompatible: how the inspect and edit sessions start their capability test."""
+        caps = init.capabilities
+        block = caps.get(self.family, caps.get(LEGACY_ROLE[self.family]))
+        if not isinstance(block, dict) or self.family not in init.capability_families:
+            raise self._incompatible(f"provider does not advertise the {self.family} capability")
+        return block
 
     async def _run(self) -> None:
         assert self.endpoint is not None and self.process is not None
@@ -300,7 +315,7 @@ class ProviderSession:
         params: dict[str, Any],
         scope: EvaluationScope,
         timeout: float,
-        on_progress: Callable[[Any], Awaitable[None]] | None,
+        on_progress: Progress | None,
     ) -> Any:
         """Send `check/evaluate` with *scope* as the readable set; raises what the endpoint raises."""
         if self.protocol_version == ASP_LEGACY_PROTOCOL_VERSION:
@@ -309,16 +324,24 @@ class ProviderSession:
             params = {k: v for k, v in params.items() if k != "callSite"}
         return await self.scoped_request("check/evaluate", params, scope, timeout, on_progress)
 
+    def _watch_request(
+        self, scope: EvaluationScope, on_progress: Progress | None
+    ) -> Progress | None:
+        """Hook run as a scoped request starts: what to hand the endpoint as its progress callback
+        (here *on_progress* itself; a family session may watch the request's progress)."""
+        return on_progress
+
     async def scoped_request(
         self,
         method: str,
         params: dict[str, Any],
         scope: EvaluationScope,
         timeout: float,
-        on_progress: Callable[[Any], Awaitable[None]] | None = None,
+        on_progress: Progress | None = None,
     ) -> Any:
         """One provider request during which callbacks may read *scope* (the caller holds `lock`);
         the provider hears `workspace/baselineChanged` first when the baseline moved."""
+        on_progress = self._watch_request(scope, on_progress)
         assert self.endpoint is not None
         if self.baseline != scope.baseline:
             await self.endpoint.notify("workspace/baselineChanged", {"baseline": scope.baseline})
@@ -330,8 +353,6 @@ class ProviderSession:
             )
         finally:
             self.callbacks.scope = None
-
-    # -- callbacks ------------------------------------------------------------------------------
 
     # -- shutdown -------------------------------------------------------------------------------
 

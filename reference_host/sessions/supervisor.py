@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.vocabulary import CapabilityFamily, DegradationReason, LifecycleState
+from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.edit_session import EditProviderSession
 from reference_host.sessions.inspect_session import InspectProviderSession
 from reference_host.sessions.session import ProviderSession, SessionFailure
@@ -207,7 +208,7 @@ class Supervisor:
         try:
             raw = await send()
         except RequestTimeout as exc:
-            indexing = getattr(session, "indexing", None)
+            indexing = session.indexing
             if indexing:
                 # the provider said it is building its index: slow, not hung; the build goes on
                 raise SessionFailure(
@@ -257,6 +258,27 @@ class Supervisor:
             ) from exc
         self.succeeded(provider_id, session)
         return raw
+
+    async def scoped(
+        self,
+        provider_id: str,
+        session: ProviderSession,
+        method: str,
+        params: dict[str, Any],
+        scope: EvaluationScope,
+        deadline: float,
+    ) -> Any:
+        """`request` of one scoped *method* that must answer by *deadline* (anyio time), quoting
+        the provider's error message: how inspect and edit ask a provider (the caller holds the lock)."""
+        return await self.request(
+            provider_id,
+            session,
+            method,
+            lambda: session.scoped_request(
+                method, params, scope, max(0.001, deadline - anyio.current_time())
+            ),
+            quote_error=True,
+        )
 
     def succeeded(self, provider_id: str, session: ProviderSession) -> None:
         record = self.record(provider_id)

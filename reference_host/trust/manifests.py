@@ -326,6 +326,11 @@ class PinCheck:
     conformance: str
     mismatches: tuple[str, ...]
 
+    @property
+    def mismatch_detail(self) -> str:
+        """Why a pin that is not granted gives no authority (the `missing-authority` detail)."""
+        return "policy pin does not match the trusted manifest: " + "; ".join(self.mismatches)
+
 
 def check_pin(pin: PinnedProvider, installed: InstalledProvider | None) -> PinCheck:
     """Authority only when id, version, identity, integrity and conformance all match (docs/architecture.md#policy-and-authority)."""
