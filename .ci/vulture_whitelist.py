@@ -27,13 +27,13 @@ identifier
 
 # bridge/label.py: pydantic fields (wire model: validated and dumped, not read by name).
 authoritative
-gateSatisfied
+gate_satisfied
 basis
-nonAuthoritative
-hostMethod
-latencyMs
-hostResult
-bridgeResult
+non_authoritative
+host_method
+latency_ms
+host_result
+bridge_result
 
 # bridge/migration/parity.py: pydantic fields (wire model: validated and dumped, not read by name).
 severity_differs
@@ -106,9 +106,9 @@ supported_operations
 touched_resources
 
 # bridge/label.py: pydantic fields of the `elided` record (validated and dumped, not read by name).
-limitChars
-fullChars
-fullDigest
+limit_chars
+full_chars
+full_digest
 cuts
 
 # tests/conftest.py: pytest hooks, called by pytest by name.

@@ -69,7 +69,7 @@ def refused(
     fail_class: str | None = "policy",
 ) -> Outcome:
     """An outcome for a call the bridge does not make (policy, guard, a missing helper)."""
-    error = BridgeError(reason="refused", message=message, failClass=fail_class)
+    error = BridgeError(reason="refused", message=message, fail_class=fail_class)
     return Outcome(method, call_site, _ms(started), error=error, code=REFUSED_CODE)
 
 

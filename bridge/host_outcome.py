@@ -46,7 +46,7 @@ def bridge_error(exc: Exception, method: str) -> label.BridgeError:
             reason="host-error",
             message=exc.message,
             code=exc.code,
-            failClass=exc.fail_class,
+            fail_class=exc.fail_class,
             retryable=exc.retryable,
             detail=exc.detail,
         )
@@ -61,9 +61,9 @@ def bridge_error(exc: Exception, method: str) -> label.BridgeError:
             reason="host-unavailable",
             message=exc.reason
             + (" (permanent until the bridge restarts)" if exc.permanent else ""),
-            failClass="health",
-            exitCode=exc.exit_code,
-            stderrTail=exc.stderr_tail or None,
+            fail_class="health",
+            exit_code=exc.exit_code,
+            stderr_tail=exc.stderr_tail or None,
         )
     if isinstance(exc, HostProtocolError):
         return label.BridgeError(

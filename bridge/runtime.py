@@ -52,6 +52,29 @@ class BridgeRuntime:
             key = self._sessions[session] = secrets.token_hex(8)
         return key
 
+    def header(
+        self, tool: str, method: str | None, call_site: str | None, started: float
+    ) -> label.Header:
+        """A result header stamped with this host's identity and the time since *started*."""
+        latency_ms = (time.perf_counter() - started) * 1000
+        return label.Header(
+            tool=tool,
+            method=method,
+            call_site=call_site,
+            host=self.host_identity(),
+            latency_ms=latency_ms,
+        )
+
+    def outcome_header(self, tool: str, outcome: Outcome) -> label.Header:
+        """The header of the result labelling *outcome* (its method, call-site and latency)."""
+        return label.Header(
+            tool=tool,
+            method=outcome.method,
+            call_site=outcome.call_site,
+            host=self.host_identity(),
+            latency_ms=outcome.latency_ms,
+        )
+
     def host_identity(self) -> dict[str, Any]:
         """Configured command plus what the host said about itself (name/version) — for labels."""
         info: dict[str, Any] = {"command": list(self.client.settings.argv)}
@@ -117,20 +140,17 @@ class BridgeRuntime:
         next_step: str | None = None,
     ) -> CallToolResult:
         """Label *outcome* as a tool result (the one labelling step of a plain forwarded call)."""
-        common: dict[str, Any] = {
-            "tool": tool,
-            "method": outcome.method,
-            "call_site": outcome.call_site,
-            "host": self.host_identity(),
-            "latency_ms": outcome.latency_ms,
-            "limits": self.limits,
-            "binding": binding,
-        }
+        header = self.outcome_header(tool, outcome)
         if outcome.result is None:
             assert outcome.error is not None
-            return label.failure(error=outcome.error, **common)
+            return label.failure(error=outcome.error, limits=self.limits, binding=binding, **header)
         return label.success(
-            host_result=outcome.result, summary=summary, next_step=next_step, **common
+            limits=self.limits,
+            binding=binding,
+            host_result=outcome.result,
+            summary=summary,
+            next_step=next_step,
+            **header,
         )
 
     def _summary(
@@ -156,13 +176,7 @@ class BridgeRuntime:
         if by_policy is not None:
             return self.failure(tool, None, None, started, policy_refusal(by_policy))
         return label.success(
-            tool=tool,
-            method=None,
-            call_site=None,
-            host=self.host_identity(),
-            latency_ms=(time.perf_counter() - started) * 1000,
-            bridge_result=data,
-            limits=self.limits,
+            limits=self.limits, bridge_result=data, **self.header(tool, None, None, started)
         )
 
     def failure(
@@ -175,16 +189,10 @@ class BridgeRuntime:
     ) -> CallToolResult:
         """A labelled isError result stamped with this host's identity and the elapsed time."""
         return label.failure(
-            tool=tool,
-            method=method,
-            call_site=call_site,
-            host=self.host_identity(),
-            latency_ms=(time.perf_counter() - started) * 1000,
-            error=error,
-            limits=self.limits,
+            error=error, limits=self.limits, **self.header(tool, method, call_site, started)
         )
 
 
 def policy_refusal(reason: str) -> label.BridgeError:
     """The labelled error for a call the repository's `adapters.mcp` policy refuses."""
-    return label.BridgeError(reason="refused", message=reason, failClass="policy")
+    return label.BridgeError(reason="refused", message=reason, fail_class="policy")

@@ -196,11 +196,7 @@ def method_answer(runtime: BridgeRuntime, name: str, outcome: Outcome) -> dict[s
         error = label.capped_error(error, runtime.limits)
     envelope = label.envelope(
         "mcp-extension",
-        name,
-        outcome.method,
-        outcome.call_site,
-        runtime.host_identity(),
-        outcome.latency_ms,
+        runtime.outcome_header(name, outcome),
         host_result=outcome.result if error is None else None,
         error=error,
     )

@@ -8,6 +8,7 @@ changeset is given inline or taken from the host's private `host/workingChangese
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, ToolBinding
@@ -232,11 +233,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
             summary=summary,
         )
         return label.success(
-            tool=EDIT_PLAN,
-            method=method,
-            call_site=callSite,
-            host=rt.host_identity(),
-            latency_ms=outcome.latency_ms,
+            **rt.outcome_header(EDIT_PLAN, outcome),
             limits=rt.limits,
             binding="mcp-extension",
             host_result=outcome.result,
@@ -246,26 +243,36 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         )
 
     return [
-        ToolBinding(
+        _read_only(
             asp_ext_evaluate_changeset,
-            meta=label.tool_meta("mcp-extension", "host/evaluateChangeset"),
-            kwargs={
-                "name": EVALUATE,
-                "title": "Evaluate a changeset (ASP extension, advisory)",
-                "description": "Ask the ASP host to evaluate a changeset at call-site interactive "
-                "or sweep (the working-tree changes when none is given). " + NOTICE,
-                "annotations": READ_ONLY,
-            },
+            "host/evaluateChangeset",
+            EVALUATE,
+            "Evaluate a changeset (ASP extension, advisory)",
+            "Ask the ASP host to evaluate a changeset at call-site interactive "
+            "or sweep (the working-tree changes when none is given). ",
         ),
-        ToolBinding(
+        _read_only(
             asp_ext_request_edit_plan,
-            meta=label.tool_meta("mcp-extension", "host/requestEditPlan"),
-            kwargs={
-                "name": EDIT_PLAN,
-                "title": "Request an edit plan (ASP extension, proposal only)",
-                "description": "Ask the ASP host for an edit plan bound to its baseline. A proposal "
-                "only: nothing is applied or written. " + NOTICE,
-                "annotations": READ_ONLY,
-            },
+            "host/requestEditPlan",
+            EDIT_PLAN,
+            "Request an edit plan (ASP extension, proposal only)",
+            "Ask the ASP host for an edit plan bound to its baseline. A proposal "
+            "only: nothing is applied or written. ",
         ),
     ]
+
+
+def _read_only(
+    tool: Callable[..., Any], method: str, name: str, title: str, description: str
+) -> ToolBinding:
+    """An extension tool binding: read-only, its description ending in the advisory notice."""
+    return ToolBinding(
+        tool,
+        meta=label.tool_meta("mcp-extension", method),
+        kwargs={
+            "name": name,
+            "title": title,
+            "description": description + NOTICE,
+            "annotations": READ_ONLY,
+        },
+    )

@@ -200,11 +200,7 @@ def render(
         used = sum(len(line) + 1 for line in page.lines)
         budget = used - over - 16  # shrink the page by what the text or structure overflows
     return label.success(  # labelled once, with the text that fits
-        tool=TOOL,
-        method=METHOD,
-        call_site=CALL_SITE,
-        host=state.host_identity(),
-        latency_ms=(time.perf_counter() - started) * 1000,
+        **state.header(TOOL, METHOD, CALL_SITE, started),
         host_result=paged,
         bridge_result=bridge_result,
         limits=limits,

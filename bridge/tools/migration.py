@@ -78,7 +78,7 @@ def _why(method: str, outcome: Outcome) -> str:
     if error is None:
         return f"{method} failed (error): no detail"
     code = f", ASP code {error.code}" if error.code is not None else ""
-    fail_class = f", failClass {error.failClass}" if error.failClass else ""
+    fail_class = f", failClass {error.fail_class}" if error.fail_class else ""
     message = error.message[:300]
     return f"{method} failed ({error.reason}{code}{fail_class}): {message}"
 
@@ -290,11 +290,7 @@ async def asp_migration_check(
     if size > state.limits.max_result_bytes:
         return _refused(state, started, _too_large(size, state.limits.max_result_bytes, report))
     return label.success(
-        tool=TOOL,
-        method=method,
-        call_site="interactive",
-        host=state.host_identity(),
-        latency_ms=(time.perf_counter() - started) * 1000,
+        **state.header(TOOL, method, "interactive", started),
         host_result=calls.results[method],
         bridge_result=bridge_result,
         limits=state.limits,
