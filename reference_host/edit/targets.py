@@ -95,32 +95,30 @@ async def propose(
         session = await ctx.supervisor.session_for(
             target.provider_id, scope.baseline, deadline - anyio.current_time(), family="edit"
         )
-    except SessionFailure as failure:
-        return degrade(failure.reason, failure.detail, failure.state)
-    assert isinstance(session, EditProviderSession)
-    if session.requests_write:
-        return degrade(
-            "direct-write-risk",
-            "edit provider requested write access at initialize; the host writes, providers propose",
-            session.state,
-        )
-    async with session.lock:
-        try:
+        assert isinstance(session, EditProviderSession)
+        if session.requests_write:
+            return degrade(
+                "direct-write-risk",
+                "edit provider requested write access at initialize; the host writes, providers "
+                "propose",
+                session.state,
+            )
+        async with session.lock:
             raw = await ctx.supervisor.scoped(
                 target.provider_id, session, "edit/propose", params, scope, deadline
             )
-        except SessionFailure as failure:
-            return degrade(failure.reason, failure.detail, failure.state)
-        index = await anyio.to_thread.run_sync(scope.index)
-        check: PlanCheck = check_plan(
-            raw,
-            proposal_id=params["proposalId"],
-            provider_id=target.provider_id,
-            baseline=scope.baseline,
-            scope=scope_paths,
-            index=index,
-            served=scope.served | session.served_ever,
-        )
+            index = await anyio.to_thread.run_sync(scope.index)
+            check: PlanCheck = check_plan(
+                raw,
+                proposal_id=params["proposalId"],
+                provider_id=target.provider_id,
+                baseline=scope.baseline,
+                scope=scope_paths,
+                index=index,
+                served=scope.served | session.served_ever,
+            )
+    except SessionFailure as failure:
+        return degrade(failure.reason, failure.detail, failure.state)
     if check.plan is None:
         return degrade(check.reason or "malformed", check.detail, session.state)
     target.plan = check.plan

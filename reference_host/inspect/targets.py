@@ -74,35 +74,34 @@ async def run_target(
         session = await ctx.supervisor.session_for(
             target.provider_id, scope.baseline, deadline - anyio.current_time(), family="inspect"
         )
-    except SessionFailure as failure:
-        return degrade(failure.reason, failure.detail, failure.state)
-    assert isinstance(session, InspectProviderSession)
-    target.provenance = ctx.provenance(target.provider_id, "inspect")
-    if session.requests_write:
-        return degrade(
-            "direct-write-risk",
-            "provider requested write access at initialize; no content served",
-            session.state,
-        )
-    method = session.method_for(request["verb"])
-    if method is None:
-        return degrade(
-            "unsupported", f"provider does not advertise the {request['verb']} verb", session.state
-        )
-    async with session.lock:
-        try:
+        assert isinstance(session, InspectProviderSession)
+        target.provenance = ctx.provenance(target.provider_id, "inspect")
+        if session.requests_write:
+            return degrade(
+                "direct-write-risk",
+                "provider requested write access at initialize; no content served",
+                session.state,
+            )
+        method = session.method_for(request["verb"])
+        if method is None:
+            return degrade(
+                "unsupported",
+                f"provider does not advertise the {request['verb']} verb",
+                session.state,
+            )
+        async with session.lock:
             raw = await ctx.supervisor.scoped(
                 target.provider_id, session, method, params, scope, deadline
             )
-        except SessionFailure as failure:
-            return degrade(failure.reason, failure.detail, failure.state)
-        check = check_inspect_result(
-            raw,
-            request["verb"],
-            rev=scope.baseline["rev"],
-            allowed_blobs=allowed,
-            served_ever=session.served_ever,
-        )
+            check = check_inspect_result(
+                raw,
+                request["verb"],
+                rev=scope.baseline["rev"],
+                allowed_blobs=allowed,
+                served_ever=session.served_ever,
+            )
+    except SessionFailure as failure:
+        return degrade(failure.reason, failure.detail, failure.state)
     if check.result is None:
         return degrade(
             cast(DegradationReason, check.reason or "malformed"), check.detail, session.state
