@@ -83,27 +83,35 @@ def status_summary(result: dict[str, Any]) -> str:
     ]
     for site, gate in _d(result.get("gates")).items():
         gate = _d(gate)
-        degraded = _reasons(gate.get("degraded"))
         lines.append(
-            f"- {_s(site)}: {'available' if gate.get('available') is True else 'NOT available'}, "
-            f"requires {_names(gate.get('requiredProviders'))}"
-            + (f"; degraded: {degraded}" if degraded else "")
+            _availability(
+                site, gate, "NOT available", f"requires {_names(gate.get('requiredProviders'))}"
+            )
         )
     lines.append("Providers:")
     lines += [_provider_line(_d(s)) for s in _items(result.get("servers"))[:20]]
     return "\n".join(lines)
 
 
+def _availability(name: Any, status: dict[str, Any], missing: str, what: str) -> str:
+    """`- name: available|<missing>, <what>[; degraded: reasons]` for a gate or a capability."""
+    degraded = _reasons(status.get("degraded"))
+    state = "available" if status.get("available") is True else missing
+    return f"- {_s(name)}: {state}, {what}" + (f"; degraded: {degraded}" if degraded else "")
+
+
 def capabilities_summary(result: dict[str, Any]) -> str:
     lines = ["Capabilities the host composes (after policy, health and authority):"]
     for family, status in _d(result.get("capabilities")).items():
         status = _d(status)
-        degraded = _reasons(status.get("degraded"))
         lines.append(
-            f"- {_s(family)}: {'available' if status.get('available') is True else 'unavailable'}, "
-            f"providers {_names(status.get('providers'))}, "
-            f"required at {_names(status.get('requiredFor'))}"
-            + (f"; degraded: {degraded}" if degraded else "")
+            _availability(
+                family,
+                status,
+                "unavailable",
+                f"providers {_names(status.get('providers'))}, "
+                f"required at {_names(status.get('requiredFor'))}",
+            )
         )
     coverage = _d(result.get("coverage"))
     lines.append(
