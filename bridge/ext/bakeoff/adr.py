@@ -132,42 +132,64 @@ def variant_rows(results: list[CaseResult]) -> list[dict[str, Any]]:
     return rows
 
 
+def table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A markdown table after a blank line: the header, its rule, one line per row."""
+    return [
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
+    ]
+
+
+def _evidence(row: dict[str, Any]) -> str:
+    ev = row["evidence"]
+    parts = []
+    if ev["held"]:
+        parts.append(f"held in {len(ev['held'])} case judgement(s)")
+    if ev["failed"]:
+        parts.append("differs in " + ", ".join(ev["failed"]))
+    for variant, cases in ev["lostIn"].items():
+        parts.append(f"lost over {variant} in {', '.join(cases)}")
+    if row["limit"]:
+        parts.append(row["limit"])
+    return "; ".join(parts) or "—"
+
+
+def _cancellation(row: dict[str, Any]) -> str:
+    cancel = row["cancellation"] or {}
+    if not cancel:
+        return "—"
+    reply = (cancel.get("record") or {}).get("hostReply") or {}
+    return f"{cancel.get('kind', '—')} → {reply.get('code') or reply.get('kind') or '—'}"
+
+
 def render(report: dict[str, Any]) -> list[str]:
     """Markdown for the two tables."""
-    lines = [
-        "",
-        "| ADR 0025 property | Verdict | Evidence |",
-        "|---|---|---|",
-    ]
-    for row in report.get("adrProperties", []):
-        ev = row["evidence"]
-        parts = []
-        if ev["held"]:
-            parts.append(f"held in {len(ev['held'])} case judgement(s)")
-        if ev["failed"]:
-            parts.append("differs in " + ", ".join(ev["failed"]))
-        for variant, cases in ev["lostIn"].items():
-            parts.append(f"lost over {variant} in {', '.join(cases)}")
-        if row["limit"]:
-            parts.append(row["limit"])
-        lines.append(f"| {row['property']} | {row['verdict']} | {'; '.join(parts) or '—'} |")
+    lines = table(
+        ["ADR 0025 property", "Verdict", "Evidence"],
+        [[r["property"], r["verdict"], _evidence(r)] for r in report.get("adrProperties", [])],
+    )
     if report.get("variants"):
-        lines += [
-            "",
-            "| MCP era/transport | Compared | Must-hold failures | Extension advertised in | Progress received | Cancellation |",
-            "|---|---|---|---|---|---|",
-        ]
-        for row in report["variants"]:
-            cancel = row["cancellation"] or {}
-            reply = ((cancel.get("record") or {}).get("hostReply") or {}) if cancel else {}
-            outcome = (
-                f"{cancel.get('kind', '—')} → {reply.get('code') or reply.get('kind') or '—'}"
-                if cancel
-                else "—"
-            )
-            lines.append(
-                f"| {row['variant']} | {row['compared']} | {', '.join(row['failures']) or 'none'} | "
-                f"{', '.join(row['extensionAdvertisedIn']) or 'nowhere'} | "
-                f"{row['progressNotifications']} | {outcome} |"
-            )
+        lines += table(
+            [
+                "MCP era/transport",
+                "Compared",
+                "Must-hold failures",
+                "Extension advertised in",
+                "Progress received",
+                "Cancellation",
+            ],
+            [
+                [
+                    row["variant"],
+                    row["compared"],
+                    ", ".join(row["failures"]) or "none",
+                    ", ".join(row["extensionAdvertisedIn"]) or "nowhere",
+                    row["progressNotifications"],
+                    _cancellation(row),
+                ]
+                for row in report["variants"]
+            ],
+        )
     return lines

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION
-from bridge.ext.bakeoff.adr import adr_rows, variant_rows
+from bridge.ext.bakeoff.adr import adr_rows, table, variant_rows
 from bridge.ext.bakeoff.adr import render as render_adr
 from bridge.ext.bakeoff.compare import CaseComparison
 from bridge.ext.bakeoff.plan import BindingRun, Step
@@ -213,6 +213,10 @@ def _case_verdict(comparison: CaseComparison) -> str:
     return f"{text} — {held}/{len(judged)} held"
 
 
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
 def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
     counts = report["counts"]
     lines = [
@@ -223,36 +227,41 @@ def render_markdown(report: dict[str, Any], results: list[CaseResult]) -> str:
         "",
         f"**Verdict: {report['verdict'].upper()}** — {counts['compared']} compared, "
         f"{counts['notRun']} not run, {counts['failed']} failed, of {counts['cases']} cases.",
-        "",
-        "| Case | Call-site | Native | MCP extension | Result |",
-        "|---|---|---|---|---|",
     ]
-    for result in results:
-        native = next(iter(result.runs.get("native", [])), None)
-        mcp = next(iter(result.runs.get("mcp-extension", [])), None)
-        lines.append(
-            f"| {result.case.title} | {result.case.request.call_site} | {_cell(native)} | "
-            f"{_cell(mcp)} | {_case_verdict(result.comparison)} |"
-        )
-    lines += [
-        "",
-        "| Property | Must hold | Verdict | Held in | Failed in | Not run in |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, data in report["properties"].items():
-        lines.append(
-            f"| {name} | {'yes' if data['mustHold'] else 'no'} | {data['verdict']} | "
-            f"{len(data['held'])} | {', '.join(data['failed']) or 0} | {len(data['notRun'])} |"
-        )
-    lines += [
-        "",
-        "| Binding | p50 first evaluate (ms) | p50 warm evaluate (ms) | samples |",
-        "|---|---|---|---|",
-    ]
-    for binding, data in report["bindings"].items():
-        cold = "—" if data["p50Ms"] is None else f"{data['p50Ms']:.1f}"
-        warm = "—" if data["warmP50Ms"] is None else f"{data['warmP50Ms']:.1f}"
-        lines.append(f"| {binding} | {cold} | {warm} | {data['samples']} |")
+    lines += table(
+        ["Case", "Call-site", "Native", "MCP extension", "Result"],
+        [
+            [
+                result.case.title,
+                result.case.request.call_site,
+                _cell(next(iter(result.runs.get("native", [])), None)),
+                _cell(next(iter(result.runs.get("mcp-extension", [])), None)),
+                _case_verdict(result.comparison),
+            ]
+            for result in results
+        ],
+    )
+    lines += table(
+        ["Property", "Must hold", "Verdict", "Held in", "Failed in", "Not run in"],
+        [
+            [
+                name,
+                "yes" if data["mustHold"] else "no",
+                data["verdict"],
+                len(data["held"]),
+                ", ".join(data["failed"]) or 0,
+                len(data["notRun"]),
+            ]
+            for name, data in report["properties"].items()
+        ],
+    )
+    lines += table(
+        ["Binding", "p50 first evaluate (ms)", "p50 warm evaluate (ms)", "samples"],
+        [
+            [binding, _ms(data["p50Ms"]), _ms(data["warmP50Ms"]), data["samples"]]
+            for binding, data in report["bindings"].items()
+        ],
+    )
     lines += render_adr(report)
     lines += [
         "",
