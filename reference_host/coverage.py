@@ -35,6 +35,16 @@ def degradation(
     }
 
 
+def no_provider(family: CapabilityFamily, required: bool) -> dict[str, Any]:
+    """The host's degradation when no trusted provider serves *family* at all."""
+    return degradation(
+        family,
+        "missing-required-provider" if required else "missing",
+        f"no trusted provider serves the {family} capability",
+        capability=family,
+    )
+
+
 class Degradable(Protocol):
     """What a provider's run or target records its degradations on (read-only view)."""
 

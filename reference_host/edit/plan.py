@@ -24,7 +24,7 @@ from asp_protocol.host_owned import find_host_owned_fields
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import baseline_is_current
 from reference_host.context import HostContext
-from reference_host.coverage import degradation
+from reference_host.coverage import no_provider
 from reference_host.edit.params import parse_plan_params
 from reference_host.edit.proposals import CachedProposal
 from reference_host.edit.targets import edit_requirements, edit_targets, judge_authority, propose
@@ -96,14 +96,7 @@ async def request_edit_plan(
     required = [r.id for r in edit_requirements(policy, request.call_site) if r.id in gated]
     host_degraded: list[dict[str, Any]] = []
     if not targets:
-        host_degraded.append(
-            degradation(
-                "edit",
-                "missing-required-provider" if required else "missing",
-                "no trusted provider serves the edit capability",
-                capability="edit",
-            )
-        )
+        host_degraded.append(no_provider("edit", bool(required)))
 
     async def load(identity: str) -> bytes | None:
         paths = [p for p, b in index.items() if b == identity]

@@ -32,7 +32,7 @@ from reference_host.candidate import (
     unusable_detail,
 )
 from reference_host.context import HostContext
-from reference_host.coverage import degradation
+from reference_host.coverage import degradation, no_provider
 from reference_host.inspect.paging import (
     decode_cursor,
     oversized,
@@ -73,14 +73,7 @@ async def query_inspect(
     targets, required = inspect_targets(ctx, policy, call_site)
     host_degraded: list[dict[str, Any]] = []
     if not targets:
-        host_degraded.append(
-            degradation(
-                "inspect",
-                "missing-required-provider" if required else "missing",
-                "no trusted provider serves the inspect capability",
-                capability="inspect",
-            )
-        )
+        host_degraded.append(no_provider("inspect", bool(required)))
     stale = (
         None
         if fresh

@@ -221,8 +221,21 @@ def references(
             if builder.add_id(ref.source):
                 builder.add_edge(edge(ref.kind, ref.source, ref.target, ref.path, ref.span))
     data: dict[str, Any] = {"verb": "references", "symbols": targets, "references": total}
-    if scope in (None, "workspace"):
-        _unresolved_uses(index, targets, data, calls_only=False)
+    return _finished(builder, index, targets, data, scope in (None, "workspace"), calls_only=False)
+
+
+def _finished(
+    builder: GraphBuilder,
+    index: PythonIndex,
+    targets: list[str],
+    data: dict[str, Any],
+    say_unresolved: bool,
+    *,
+    calls_only: bool,
+) -> tuple[Graph, set[str]]:
+    """The walk's graph and paths; with *say_unresolved*, what uses it could not resolve."""
+    if say_unresolved:
+        _unresolved_uses(index, targets, data, calls_only=calls_only)
     graph = builder.graph(data)
     if data.get("truncated"):
         graph["data"]["truncated"] = True
@@ -257,12 +270,7 @@ def _call_walk(
         if not frontier:
             break
     data: dict[str, Any] = {"verb": verb, "symbols": targets, "depth": depth}
-    if upward:
-        _unresolved_uses(index, targets, data, calls_only=True)
-    graph = builder.graph(data)
-    if data.get("truncated"):
-        graph["data"]["truncated"] = True
-    return graph, builder.paths()
+    return _finished(builder, index, targets, data, upward, calls_only=True)
 
 
 def callers(
