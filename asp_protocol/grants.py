@@ -1,6 +1,7 @@
 """Read-grant path globs (docs/architecture.md#protocol-map), one matcher for the host that enforces and the provider that obeys.
 
-`**` spans directories, `*`/`?` stay in one segment, `!` excludes.
+`**` spans directories, `*`/`?` stay in one segment, `!` excludes. Also the access expectations a
+manifest states for a provider that reads only the snapshot the host grants.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 
 @lru_cache(maxsize=512)
@@ -51,3 +53,18 @@ class ReadGrant:
         if not any(rx.match(path) for rx in self._include):
             return False
         return not any(rx.match(path) for rx in self._exclude)
+
+
+def snapshot_only_access(
+    variables: list[str], data_classes: list[str], *, write: list[str] | None = None
+) -> dict[str, Any]:
+    """A manifest's `accessExpectations` for a provider that reads the workspace only through the
+    host's snapshot: no network, no secrets, only the named environment variables, and no writes
+    but *write* (places outside the repository, such as its own cache)."""
+    return {
+        "filesystem": {"read": ["workspace:snapshot"], "write": list(write or [])},
+        "network": {"outbound": False, "allowlist": []},
+        "secrets": {"names": []},
+        "environment": {"inherit": False, "variables": variables},
+        "dataClasses": data_classes,
+    }

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION, ASP_PROTOCOL_VERSION
+from asp_protocol.grants import snapshot_only_access
 from asp_protocol.vocabulary import CapabilityFamily, LegacyRole
 from asp_protocol.wire import Frozen
 from reference_host.coverage import validation_summary
@@ -264,13 +265,9 @@ def builtin_manifest(
         },
         "artifact": {"fingerprint": fingerprint},
         "provenance": {"publisher": PUBLISHER, "source": SOURCE, "license": LICENSE},
-        "accessExpectations": {
-            "filesystem": {"read": ["workspace:snapshot"], "write": cache_write},
-            "network": {"outbound": False, "allowlist": []},
-            "secrets": {"names": []},
-            "environment": {"inherit": False, "variables": ["ASP_SESSION_ID", "PATH"]},
-            "dataClasses": ["source-code", "diff-metadata"],
-        },
+        "accessExpectations": snapshot_only_access(
+            ["ASP_SESSION_ID", "PATH"], ["source-code", "diff-metadata"], write=cache_write
+        ),
     }
     manifest = ServerManifest.model_validate(raw)
     return InstalledProvider(

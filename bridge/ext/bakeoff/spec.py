@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from asp_protocol.grants import snapshot_only_access
 from asp_protocol.policy_rules import policy_rules
 from asp_protocol.vocabulary import CALL_SITES, CallSite
 
@@ -206,11 +207,5 @@ def build_manifest(provider: ProviderSpec, python: str) -> dict[str, Any]:
             "source": "https://example.invalid/asp-mcp-bridge/bakeoff",
             "license": "Apache-2.0",
         },
-        "accessExpectations": {
-            "filesystem": {"read": ["workspace:snapshot"], "write": []},
-            "network": {"outbound": False, "allowlist": []},
-            "secrets": {"names": []},
-            "environment": {"inherit": False, "variables": ["ASP_SESSION_ID"]},
-            "dataClasses": ["source-code"],
-        },
+        "accessExpectations": snapshot_only_access(["ASP_SESSION_ID"], ["source-code"]),
     }
