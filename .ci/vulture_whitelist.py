@@ -113,6 +113,7 @@ cuts
 
 # tests/conftest.py: pytest hooks, called by pytest by name.
 pytest_configure
+pytest_unconfigure
 pytest_collection_modifyitems
 pytest_report_header
 
