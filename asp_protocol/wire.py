@@ -20,6 +20,12 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 
+def wire_fields(obj: object, *names: str) -> dict[str, Any]:
+    """The named attributes of *obj* under their wire (camelCase) names, in that order, None kept:
+    the JSON of a plain report object that is not a model."""
+    return {to_camel(name): getattr(obj, name) for name in names}
+
+
 def present(**fields: Any) -> dict[str, Any]:
     """The keyword arguments that are not None: an optional wire field is absent, never null."""
     return {name: value for name, value in fields.items() if value is not None}

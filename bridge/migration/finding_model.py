@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from asp_protocol.wire import wire_fields
 from bridge.migration.base import Model
 from bridge.migration.paths import normalize_path
 
@@ -62,12 +63,7 @@ class FindingsError(ValueError):
         super().__init__(f"{prefix}: {reason}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason,
-            "index": self.index,
-            "pointer": self.pointer,
-            "field": self.field,
-        }
+        return wire_fields(self, "reason", "index", "pointer", "field")
 
 
 # -- paths and helpers ----------------------------------------------------------------------------

@@ -153,6 +153,11 @@ _Surface = tuple[
     str, CapabilityFamily | None, str | None, str | None, str | Literal["family"] | None, str
 ]
 
+_LANGUAGE_COVERAGE = (
+    "Language coverage depends on the providers' diagnosticSources, not listed by "
+    "host/capabilities."
+)
+
 _TOOL_SURFACES: dict[str, tuple[CapabilityFamily, str, tuple[_Surface, ...]]] = {
     "crg": (
         "inspect",
@@ -197,24 +202,8 @@ _TOOL_SURFACES: dict[str, tuple[CapabilityFamily, str, tuple[_Surface, ...]]] = 
         "check",
         "Legacy reference check (judge) tool.",
         (
-            (
-                "typescript",
-                "check",
-                "evaluate",
-                None,
-                "family",
-                "Language coverage depends on the providers' diagnosticSources, not listed by "
-                "host/capabilities.",
-            ),
-            (
-                "rust",
-                "check",
-                "evaluate",
-                None,
-                "family",
-                "Language coverage depends on the providers' diagnosticSources, not listed by "
-                "host/capabilities.",
-            ),
+            ("typescript", "check", "evaluate", None, "family", _LANGUAGE_COVERAGE),
+            ("rust", "check", "evaluate", None, "family", _LANGUAGE_COVERAGE),
             (
                 "custom-extension",
                 "check",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from asp_protocol.canonical import canonical_json
+from asp_protocol.wire import wire_fields
 from bridge.ext.bakeoff.plan import BindingRun, Step
 from bridge.ext.bakeoff.spec import MUST_HOLD, Case
 
@@ -93,13 +94,7 @@ class PropertyJudgement:
     must_hold: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "mustHold": self.must_hold,
-            "native": self.native,
-            "mcp": self.mcp,
-            "note": self.note,
-        }
+        return wire_fields(self, "verdict", "must_hold", "native", "mcp", "note")
 
 
 @dataclass
@@ -118,10 +113,7 @@ class CaseComparison:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "case": self.case,
-            "status": self.status,
-            "reason": self.reason,
-            "scenario": self.scenario,
+            **wire_fields(self, "case", "status", "reason", "scenario"),
             "properties": {name: j.to_json() for name, j in self.properties.items()},
             "failures": self.failures,
         }
