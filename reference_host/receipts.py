@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from asp_protocol.wire import present
 from reference_host import HOST_NAME, __version__
 
 HOST_IDENTITY = {"name": HOST_NAME, "version": __version__}
@@ -92,10 +93,7 @@ def build_receipt(
         "experimental": True,
         "trustArtifact": False,
     }
-    if call_site is not None:
-        receipt["callSite"] = call_site
-    if changeset_digest is not None:
-        receipt["changesetDigest"] = changeset_digest
-    if proposal_id is not None:
-        receipt["proposalId"] = proposal_id
-    return receipt
+    return {
+        **receipt,
+        **present(callSite=call_site, changesetDigest=changeset_digest, proposalId=proposal_id),
+    }

@@ -23,6 +23,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from asp_protocol.canonical import digest
+from asp_protocol.wire import present
 from bridge import label
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
@@ -87,11 +88,7 @@ def build_request(
         if symbol is not None:
             raise ArgumentError("impact takes `path` only, not `symbol`")
         request["path"] = path
-    if limit is not None:
-        request["limit"] = limit
-    if page_bytes is not None:
-        request["pageBytes"] = page_bytes
-    return request
+    return {**request, **present(limit=limit, pageBytes=page_bytes)}
 
 
 def query_key(request: dict[str, Any]) -> str:
