@@ -44,9 +44,16 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> None:
 
 
 def snapshot_tree(root: Path) -> dict[str, bytes]:
-    """Every file's bytes (outside .git), to prove a test left the work tree byte-identical."""
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
-    }
+    """Every file's bytes (outside .git), to prove a test left the work tree byte-identical.
+
+    `.git` is pruned from the walk, not filtered after it: git may pack loose objects in the
+    background (auto gc after a large set-up commit), and a walk inside `.git` then meets
+    directories that vanish under it."""
+    files: dict[str, bytes] = {}
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d != ".git"]
+        for name in names:
+            path = Path(directory) / name
+            if name != ".git" and path.is_file():  # a `.git` file (worktree link) is git's too
+                files[str(path.relative_to(root))] = path.read_bytes()
+    return dict(sorted(files.items()))
