@@ -58,7 +58,7 @@ _PYFLAKES_CODES = {
     "unused-annotation": "F842",
     "raise-not-implemented": "F901",
 }
-#: rule code -> the flake8 / ruff code a `# noqa:` list names it by
+#: rule code -> the flake8 / ruff code by which a suppression comment names it
 NOQA_CODES: dict[str, str] = {f"{SOURCE}/{k}": v for k, v in _PYFLAKES_CODES.items()}
 NOQA_CODES[TOO_MANY_PARAMETERS] = "PLR0913"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
