@@ -20,7 +20,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 _PAUSE_AT = 1024 * 1024  # bytes buffered before the reader stops reading the pipe
 
 
-def _pollable(fd: int) -> bool:
+def pollable(fd: int) -> bool:
+    """Whether the event loop can poll *fd*: a pipe or a socket (never a regular file or a tty)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -63,21 +64,27 @@ class _Reader(asyncio.Protocol):
         self._wake()
 
 
-class _Writer(asyncio.Protocol):
+class PipeWriter(asyncio.Protocol):
+    """Flow control for a write pipe: `drain` waits only while the pipe is full; `lost` once the
+    reader has gone (the bridge's own stdout transport uses it too)."""
+
     def __init__(self) -> None:
-        self.can_write = asyncio.Event()
-        self.can_write.set()
+        self._can_write = asyncio.Event()
+        self._can_write.set()
         self.lost = False
 
     def pause_writing(self) -> None:
-        self.can_write.clear()
+        self._can_write.clear()
 
     def resume_writing(self) -> None:
-        self.can_write.set()
+        self._can_write.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
-        self.can_write.set()
+        self._can_write.set()
+
+    async def drain(self) -> None:
+        await self._can_write.wait()
 
 
 class LoopReceiveStream(ByteReceiveStream):
@@ -125,7 +132,7 @@ class LoopSendStream(ByteSendStream):
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._protocol = _Writer()
+        self._protocol = PipeWriter()
         self._transport: asyncio.WriteTransport | None = None
 
     async def _attach(self) -> None:
@@ -140,10 +147,9 @@ class LoopSendStream(ByteSendStream):
         if self._protocol.lost or self._transport.is_closing():
             raise anyio.BrokenResourceError
         self._transport.write(item)
-        if not self._protocol.can_write.is_set():
-            await self._protocol.can_write.wait()
-            if self._protocol.lost:
-                raise anyio.BrokenResourceError
+        await self._protocol.drain()
+        if self._protocol.lost:
+            raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:
         return None  # stdout stays open for the process's last words; the OS closes it at exit
@@ -155,7 +161,7 @@ def loop_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiveStream, ByteSe
         asyncio.get_running_loop()
     except RuntimeError:  # not inside an asyncio loop (another backend, or no loop yet)
         return None
-    if not (_pollable(read_fd) and _pollable(write_fd)):
+    if not (pollable(read_fd) and pollable(write_fd)):
         return None
     if os.environ.get("ASP_STDIO_THREADS") == "1":
         return None

@@ -23,7 +23,6 @@ import asyncio
 import json
 import logging
 import os
-import stat
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -36,6 +35,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from asp_protocol.framing import HEAD_BYTES, OversizedLine
+from asp_protocol.pipes import PipeWriter, pollable
 from asp_protocol.rpc_types import head_id
 
 log = logging.getLogger(__name__)
@@ -166,39 +166,9 @@ class _LineReader(asyncio.Protocol):
         return line
 
 
-class _Writer(asyncio.Protocol):
-    """Flow control for the stdout pipe: `drain` waits while the pipe is full."""
-
-    def __init__(self) -> None:
-        self._can_write = asyncio.Event()
-        self._can_write.set()
-        self.closed = False
-
-    def pause_writing(self) -> None:
-        self._can_write.clear()
-
-    def resume_writing(self) -> None:
-        self._can_write.set()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self._can_write.set()
-
-    async def drain(self) -> None:
-        await self._can_write.wait()
-
-
-def _is_pipe(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 def usable() -> bool:
     """Whether this transport can serve: both stdin and stdout are pipes or sockets."""
-    return _is_pipe(0) and _is_pipe(1) and os.environ.get("ASP_MCP_STDIO_SDK") != "1"
+    return pollable(0) and pollable(1) and os.environ.get("ASP_MCP_STDIO_SDK") != "1"
 
 
 def _divert() -> tuple[int, int, Callable[[], None]]:
@@ -227,7 +197,7 @@ async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Strea
     """The (read, write) streams of an SDK server, fed from stdin and drained to stdout."""
     wire_in, wire_out, restore = _divert()
     reader = _LineReader(limit)
-    writer = _Writer()
+    writer = PipeWriter()
     loop = asyncio.get_running_loop()
     read_transport, _ = await loop.connect_read_pipe(
         lambda: reader, os.fdopen(wire_in, "rb", buffering=0)
@@ -239,7 +209,7 @@ async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Strea
     server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def send(data: bytes) -> None:
-        if writer.closed:
+        if writer.lost:
             return
         write_transport.write(data)
         await writer.drain()
