@@ -17,7 +17,6 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.canonical import request_digest
 from asp_protocol.edit_plan import EDIT_CAPABILITY_VERSION
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.host_owned import find_host_owned_fields
@@ -26,9 +25,9 @@ from reference_host.candidate import baseline_is_current
 from reference_host.context import HostContext
 from reference_host.coverage import no_provider
 from reference_host.edit.params import parse_plan_params
-from reference_host.edit.proposals import CachedProposal
+from reference_host.edit.proposals import CachedProposal, proposal_receipt
 from reference_host.edit.targets import edit_requirements, edit_targets, judge_authority, propose
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import Clock, assurance_block
 from reference_host.sessions.callbacks import EvaluationScope
 
 METHOD = "host/requestEditPlan"
@@ -144,20 +143,19 @@ async def request_edit_plan(
         "ran": ran,
         "degraded": degraded,
     }
-    receipt = build_receipt(
-        kind="edit-request",
-        clock=clock,
-        request_digest=request_digest(METHOD, params),
+    receipt = proposal_receipt(
+        METHOD,
+        params,
+        clock,
         policy_digest=policy.digest,
         baseline=baseline,
-        valid_as_of={"rev": baseline["rev"], "blobs": list(plan["validAsOf"]["blobs"])},
+        plan=plan,
         coverage=coverage,
         assurance=assurance_block(ctx.assurance_mode),
-        authority_evidence=[t.evidence for t in asked if t.evidence is not None],
+        proposal_id=proposal_id,
         provider_ids=[t.provider_id for t in asked] + ran,
         provenance=[t.provenance for t in asked if t.provenance is not None],
+        authority_evidence=[t.evidence for t in asked if t.evidence is not None],
         call_site=request.call_site,
-        capability_family="edit",
-        proposal_id=proposal_id,
     )
     return {"proposal": plan, "receipt": receipt}

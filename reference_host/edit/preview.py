@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from asp_protocol.canonical import request_digest
 from asp_protocol.errors import AspError, ErrorCode
 from reference_host.context import HostContext
 from reference_host.edit.afterstate import text_edits_of
+from reference_host.edit.proposals import proposal_receipt
 from reference_host.edit.textedits import TextEditError, apply_text_edits
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import Clock, assurance_block
 
 METHOD = "host/proposalPreview"
 MAX_FILE_BYTES = 256 * 1024
@@ -76,18 +76,17 @@ def proposal_preview(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]
         files.append(entry)
     baseline = dict(cached.baseline)
     policy = ctx.policy_for(state)
-    receipt = build_receipt(
-        kind="edit-request",
-        clock=clock,
-        request_digest=request_digest(METHOD, params),
+    receipt = proposal_receipt(
+        METHOD,
+        params,
+        clock,
         policy_digest=policy.digest,
         baseline=baseline,
-        valid_as_of={"rev": baseline["rev"], "blobs": list(cached.plan["validAsOf"]["blobs"])},
+        plan=cached.plan,
         coverage={"exhaustive": False, "required": [], "enrolled": [], "ran": [], "degraded": []},
         assurance=assurance_block(ctx.assurance_mode),
+        proposal_id=cached.proposal_id,
         provider_ids=[cached.provider_id],
         provenance=[cached.provenance] if cached.provenance else [],
-        capability_family="edit",
-        proposal_id=cached.proposal_id,
     )
     return {"proposalId": cached.proposal_id, "files": files, "receipt": receipt}
