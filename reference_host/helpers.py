@@ -6,11 +6,16 @@ import base64
 import binascii
 from typing import Any
 
-from asp_protocol.canonical import request_digest
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
 from reference_host.context import HostContext
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import (
+    Clock,
+    ReceiptRequest,
+    assurance_block,
+    build_receipt,
+    no_coverage,
+)
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
@@ -19,16 +24,9 @@ def _helper_receipt(ctx: HostContext, method: str, params: Any, clock: Clock) ->
     state = ctx.workspace.state()
     policy = ctx.policy_for(state)
     baseline = state.baseline()
-    return build_receipt(
-        kind="status",
-        clock=clock,
-        request_digest=request_digest(method, params),
-        policy_digest=policy.digest,
-        baseline=baseline,
-        valid_as_of={"rev": baseline["rev"]},
-        coverage={"exhaustive": False, "required": [], "enrolled": [], "ran": [], "degraded": []},
-        assurance=assurance_block(ctx.assurance_mode),
-    )
+    assurance = assurance_block(ctx.assurance_mode)
+    request = ReceiptRequest(method, params, clock, policy.digest, baseline, assurance)
+    return build_receipt("status", request, {"rev": baseline["rev"]}, no_coverage())
 
 
 def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]:

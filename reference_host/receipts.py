@@ -6,8 +6,10 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import cached_property
+from typing import Any, TypedDict
 
+from asp_protocol.canonical import request_digest
 from asp_protocol.wire import present
 from reference_host import HOST_NAME, __version__
 
@@ -53,40 +55,67 @@ def provider_notes(notes: dict[str, list[str]], limit: int = 3000) -> str:
     return ("Provider notes (host-authored): " + " || ".join(parts))[:limit] if parts else ""
 
 
+class ReceiptParties(TypedDict):
+    """Who was asked: every provider's authority evidence, id and provenance."""
+
+    authority_evidence: list[dict[str, Any]]
+    provider_ids: list[str]
+    provenance: list[dict[str, Any]]
+
+
+NO_PARTIES = ReceiptParties(authority_evidence=[], provider_ids=[], provenance=[])
+
+
+def no_coverage() -> dict[str, Any]:
+    """The coverage of an answer no provider contributed to (status helpers, previews)."""
+    return {"exhaustive": False, "required": [], "enrolled": [], "ran": [], "degraded": []}
+
+
+@dataclass(frozen=True)
+class ReceiptRequest:
+    """What every receipt says about the outer request it answers, gathered once per request."""
+
+    method: str
+    params: Any
+    clock: Clock
+    policy_digest: str
+    baseline: dict[str, Any]
+    assurance: dict[str, Any]
+
+    @cached_property
+    def digest(self) -> str:
+        return request_digest(self.method, self.params)
+
+
 def build_receipt(
-    *,
     kind: str,
-    clock: Clock,
-    request_digest: str,
-    policy_digest: str,
-    baseline: dict[str, Any],
+    request: ReceiptRequest,
     valid_as_of: dict[str, Any],
     coverage: dict[str, Any],
-    assurance: dict[str, Any],
-    authority_evidence: list[dict[str, Any]] | None = None,
-    provider_ids: list[str] | None = None,
-    provenance: list[dict[str, Any]] | None = None,
+    parties: ReceiptParties = NO_PARTIES,
+    *,
     call_site: str | None = None,
     changeset_digest: str | None = None,
     capability_family: str = "check",
     proposal_id: str | None = None,
 ) -> dict[str, Any]:
     """A receipt whose `failures` mirror `coverage.degraded` and whose coverage is the decision's."""
+    clock = request.clock
     receipt: dict[str, Any] = {
         "receiptId": f"{kind}-{int(clock.wall * 1000)}-{next(_counter)}",
         "issuedAt": iso_now(),
         "kind": kind,
         "host": dict(HOST_IDENTITY),
         "capabilityFamily": capability_family,
-        "requestDigest": request_digest,
-        "providerIds": list(dict.fromkeys(provider_ids or [])),
-        "providerProvenance": list(provenance or []),
-        "policyDigest": policy_digest,
-        "baseline": dict(baseline),
+        "requestDigest": request.digest,
+        "providerIds": list(dict.fromkeys(parties["provider_ids"])),
+        "providerProvenance": list(parties["provenance"]),
+        "policyDigest": request.policy_digest,
+        "baseline": dict(request.baseline),
         "validAsOf": dict(valid_as_of),
         "coverage": coverage,
-        "authorityEvidence": list(authority_evidence or []),
-        "assurance": assurance,
+        "authorityEvidence": list(parties["authority_evidence"]),
+        "assurance": request.assurance,
         "timing": clock.timing(),
         "failures": list(coverage.get("degraded", [])),
         "privateOnly": True,

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.canonical import canonical_json, request_digest
+from asp_protocol.canonical import canonical_json
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import baseline_is_current
 from reference_host.context import HostContext
@@ -31,7 +31,7 @@ from reference_host.edit.params import ApplyRequest, parse_apply_params
 from reference_host.edit.proposals import CachedProposal
 from reference_host.edit.targets import edit_requirements
 from reference_host.edit.writer import WriteRefused, write_files
-from reference_host.receipts import Clock, build_receipt
+from reference_host.receipts import Clock, ReceiptParties, ReceiptRequest, build_receipt
 from reference_host.validation import gate_decision
 
 METHOD = "host/applyProposal"
@@ -114,18 +114,20 @@ class Apply:
             "degraded": degraded,
         }
         assurance = apply_assurance(self.ctx.assurance_mode)
-        receipt = build_receipt(
-            kind="apply-attempt",
-            clock=self.clock,
-            request_digest=request_digest(METHOD, self.params),
-            policy_digest=self.policy_digest,
-            baseline=self.baseline,
-            valid_as_of={"rev": (after or self.baseline).get("rev", "")},
-            coverage=coverage,
-            assurance=assurance,
+        request = ReceiptRequest(
+            METHOD, self.params, self.clock, self.policy_digest, self.baseline, assurance
+        )
+        parties = ReceiptParties(
             authority_evidence=self.evidence,
             provider_ids=self.provider_ids,
             provenance=self.provenance,
+        )
+        receipt = build_receipt(
+            "apply-attempt",
+            request,
+            {"rev": (after or self.baseline).get("rev", "")},
+            coverage,
+            parties,
             call_site=self.request.call_site,
             capability_family="edit",
             proposal_id=self.request.proposal_id,

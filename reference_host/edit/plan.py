@@ -27,8 +27,9 @@ from reference_host.coverage import no_provider
 from reference_host.edit.params import parse_plan_params
 from reference_host.edit.proposals import CachedProposal, proposal_receipt
 from reference_host.edit.targets import edit_requirements, edit_targets, judge_authority, propose
-from reference_host.receipts import Clock, assurance_block
+from reference_host.receipts import Clock, ReceiptRequest, assurance_block
 from reference_host.sessions.callbacks import EvaluationScope
+from reference_host.trust.targets import receipt_parties
 
 METHOD = "host/requestEditPlan"
 
@@ -143,19 +144,13 @@ async def request_edit_plan(
         "ran": ran,
         "degraded": degraded,
     }
+    assurance = assurance_block(ctx.assurance_mode)
     receipt = proposal_receipt(
-        METHOD,
-        params,
-        clock,
-        policy_digest=policy.digest,
-        baseline=baseline,
-        plan=plan,
-        coverage=coverage,
-        assurance=assurance_block(ctx.assurance_mode),
-        proposal_id=proposal_id,
-        provider_ids=[t.provider_id for t in asked] + ran,
-        provenance=[t.provenance for t in asked if t.provenance is not None],
-        authority_evidence=[t.evidence for t in asked if t.evidence is not None],
-        call_site=request.call_site,
+        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance),
+        plan,
+        coverage,
+        receipt_parties(asked, ran),
+        proposal_id,
+        request.call_site,
     )
     return {"proposal": plan, "receipt": receipt}

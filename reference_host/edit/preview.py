@@ -16,7 +16,13 @@ from reference_host.context import HostContext
 from reference_host.edit.afterstate import text_edits_of
 from reference_host.edit.proposals import proposal_receipt
 from reference_host.edit.textedits import TextEditError, apply_text_edits
-from reference_host.receipts import Clock, assurance_block
+from reference_host.receipts import (
+    Clock,
+    ReceiptParties,
+    ReceiptRequest,
+    assurance_block,
+    no_coverage,
+)
 
 METHOD = "host/proposalPreview"
 MAX_FILE_BYTES = 256 * 1024
@@ -76,17 +82,17 @@ def proposal_preview(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]
         files.append(entry)
     baseline = dict(cached.baseline)
     policy = ctx.policy_for(state)
-    receipt = proposal_receipt(
-        METHOD,
-        params,
-        clock,
-        policy_digest=policy.digest,
-        baseline=baseline,
-        plan=cached.plan,
-        coverage={"exhaustive": False, "required": [], "enrolled": [], "ran": [], "degraded": []},
-        assurance=assurance_block(ctx.assurance_mode),
-        proposal_id=cached.proposal_id,
+    assurance = assurance_block(ctx.assurance_mode)
+    parties = ReceiptParties(
+        authority_evidence=[],
         provider_ids=[cached.provider_id],
         provenance=[cached.provenance] if cached.provenance else [],
+    )
+    receipt = proposal_receipt(
+        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance),
+        cached.plan,
+        no_coverage(),
+        parties,
+        cached.proposal_id,
     )
     return {"proposalId": cached.proposal_id, "files": files, "receipt": receipt}

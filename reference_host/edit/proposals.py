@@ -16,8 +16,7 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.canonical import request_digest
-from reference_host.receipts import Clock, build_receipt
+from reference_host.receipts import ReceiptParties, ReceiptRequest, build_receipt
 
 MAX_PROPOSALS = 64
 
@@ -59,19 +58,11 @@ class ProposalStore:
 
 
 def proposal_receipt(
-    method: str,
-    params: dict[str, Any],
-    clock: Clock,
-    *,
-    policy_digest: str,
-    baseline: dict[str, Any],
+    request: ReceiptRequest,
     plan: dict[str, Any],
     coverage: dict[str, Any],
-    assurance: dict[str, Any],
+    parties: ReceiptParties,
     proposal_id: str,
-    provider_ids: list[str],
-    provenance: list[dict[str, Any]],
-    authority_evidence: list[dict[str, Any]] | None = None,
     call_site: str | None = None,
 ) -> dict[str, Any]:
     """The `edit-request` receipt of a plan or of its preview.
@@ -79,18 +70,13 @@ def proposal_receipt(
     Both answer about the same proposal, so both are valid as of the plan's baseline and the blobs
     the plan named; building them in one place keeps the two receipts comparable.
     """
+    valid_as_of = {"rev": request.baseline["rev"], "blobs": list(plan["validAsOf"]["blobs"])}
     return build_receipt(
-        kind="edit-request",
-        clock=clock,
-        request_digest=request_digest(method, params),
-        policy_digest=policy_digest,
-        baseline=baseline,
-        valid_as_of={"rev": baseline["rev"], "blobs": list(plan["validAsOf"]["blobs"])},
-        coverage=coverage,
-        assurance=assurance,
-        authority_evidence=authority_evidence,
-        provider_ids=provider_ids,
-        provenance=provenance,
+        "edit-request",
+        request,
+        valid_as_of,
+        coverage,
+        parties,
         call_site=call_site,
         capability_family="edit",
         proposal_id=proposal_id,

@@ -10,7 +10,7 @@ inspect; a session that asked for write access is never sent a request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -22,21 +22,15 @@ from reference_host.edit.plan_checks import PlanCheck, check_plan
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.edit_session import EditProviderSession
 from reference_host.sessions.session import SessionFailure
-from reference_host.trust.policy import EffectivePolicy, PinnedProvider, Requirement
+from reference_host.trust.policy import EffectivePolicy, Requirement
+from reference_host.trust.targets import ProviderTarget, advisory_ids, pins_of
 
 
 @dataclass
-class EditTarget:
-    """One provider that may answer an edit request: pinned by a requirement, or advisory."""
+class EditTarget(ProviderTarget):
+    """One edit provider asked, with its checked plan and whether its pin was granted."""
 
-    provider_id: str
-    coverage_id: str
-    pin: PinnedProvider | None = None
-    requirement_id: str | None = None
-    degraded: list[dict[str, Any]] = field(default_factory=list)
     plan: dict[str, Any] | None = None
-    provenance: dict[str, Any] | None = None
-    evidence: dict[str, Any] | None = None
     granted: bool = False
 
 
@@ -52,16 +46,16 @@ def edit_requirements(policy: EffectivePolicy, call_site: CallSite) -> list[Requ
 def edit_targets(
     ctx: HostContext, policy: EffectivePolicy, call_site: CallSite
 ) -> list[EditTarget]:
-    targets = [
-        EditTarget(pin.id, requirement.id, pin, requirement.id)
+    required = set(policy.required_ids(call_site))
+    listed = [
+        ("required" if requirement.id in required else "optional", requirement)
         for requirement in edit_requirements(policy, call_site)
-        for pin in requirement.authority.providers
     ]
-    if not targets:
-        for provider_id, installed in sorted(ctx.providers.items()):
-            if installed.manifest is not None and "edit" in installed.manifest.capabilities:
-                targets.append(EditTarget(provider_id, f"{provider_id}/edit"))
-    return targets
+    targets = [
+        EditTarget(pin.id, requirement.id, role, pin, requirement.id)
+        for role, requirement, pin in pins_of(listed)
+    ]
+    return targets or [EditTarget(*ids) for ids in advisory_ids(ctx.providers, "edit")]
 
 
 def judge_authority(

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from asp_protocol.canonical import request_digest
 from asp_protocol.vocabulary import CallSite
 from reference_host.context import HostContext
 from reference_host.evaluate.decision import Outcome
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import (
+    Clock,
+    ReceiptParties,
+    ReceiptRequest,
+    assurance_block,
+    build_receipt,
+)
 
 
 def decision_envelope(
@@ -41,12 +46,12 @@ def decision_envelope(
     assurance = assurance_block(ctx.assurance_mode)
     if notes:
         assurance["detail"] = f"{assurance['detail']}. {notes}"
-    req_digest = request_digest(method, raw_params)
+    request = ReceiptRequest(method, raw_params, clock, policy_digest, baseline, assurance)
     envelope: dict[str, Any] = {
         "pass": outcome.decision == "allow",
         "decision": outcome.decision,
         "callSite": call_site,
-        "requestDigest": req_digest,
+        "requestDigest": request.digest,
     }
     if changeset_digest is not None:
         envelope["changesetDigest"] = changeset_digest
@@ -58,17 +63,15 @@ def decision_envelope(
         validAsOf=valid,
         assurance=assurance,
         receipt=build_receipt(
-            kind="evaluate",
-            clock=clock,
-            request_digest=req_digest,
-            policy_digest=policy_digest,
-            baseline=baseline,
-            valid_as_of=valid,
-            coverage=outcome.coverage,
-            assurance=assurance,
-            authority_evidence=outcome.authority_evidence,
-            provider_ids=outcome.provider_ids,
-            provenance=outcome.provenance,
+            "evaluate",
+            request,
+            valid,
+            outcome.coverage,
+            ReceiptParties(
+                authority_evidence=outcome.authority_evidence,
+                provider_ids=outcome.provider_ids,
+                provenance=outcome.provenance,
+            ),
             call_site=call_site,
             changeset_digest=changeset_digest,
         ),

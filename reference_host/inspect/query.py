@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 
-from asp_protocol.canonical import request_digest
 from asp_protocol.jsonrpc import RequestContext
 from reference_host.candidate import (
     Blobs,
@@ -44,8 +43,9 @@ from reference_host.inspect.paging import (
 from reference_host.inspect.params import METHOD, parse_params, provider_params
 from reference_host.inspect.snapshots import snapshot, work_tree_state
 from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import Clock, ReceiptRequest, assurance_block, build_receipt
 from reference_host.repo.workspace import WorkTreeState
+from reference_host.trust.targets import receipt_parties
 
 
 def _effective_baseline(
@@ -149,19 +149,13 @@ async def query_inspect(
         "degraded": degraded,
     }
     valid = {"rev": baseline["rev"], "blobs": blobs_all}
-    req_digest = request_digest(METHOD, params)
+    assurance = assurance_block(ctx.assurance_mode)
     receipt = build_receipt(
-        kind="inspect",
-        clock=clock,
-        request_digest=req_digest,
-        policy_digest=policy.digest,
-        baseline=baseline,
-        valid_as_of=valid,
-        coverage=coverage,
-        assurance=assurance_block(ctx.assurance_mode),
-        authority_evidence=[t.evidence for t in targets if t.evidence is not None],
-        provider_ids=[t.provider_id for t in targets] + ran,
-        provenance=[t.provenance for t in targets if t.provenance is not None],
+        "inspect",
+        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance),
+        valid,
+        coverage,
+        receipt_parties(targets, ran),
         call_site=call_site,
         capability_family="inspect",
     )

@@ -4,7 +4,7 @@ under the call-site budget, then judged against its policy pin."""
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
@@ -16,45 +16,36 @@ from reference_host.inspect.answer_checks import check_inspect_result
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.inspect_session import InspectProviderSession
 from reference_host.sessions.session import SessionFailure
-from reference_host.trust.policy import EffectivePolicy, PinnedProvider
+from reference_host.trust.policy import EffectivePolicy
+from reference_host.trust.targets import ProviderTarget, advisory_ids, pins_of
 
 
 @dataclass
-class Target:
-    """One provider asked to answer: for a requirement (pinned) or advisory."""
+class Target(ProviderTarget):
+    """One inspect provider asked, with what its checked answer gave."""
 
-    provider_id: str
-    coverage_id: str
-    role: str
-    pin: PinnedProvider | None = None
-    requirement_id: str | None = None
-    degraded: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     blobs: tuple[str, ...] = ()
     truncated: bool = False
     ran: bool = False
-    evidence: dict[str, Any] | None = None
-    provenance: dict[str, Any] | None = None
 
 
 def inspect_targets(
     ctx: HostContext, policy: EffectivePolicy, call_site: CallSite
 ) -> tuple[list[Target], list[str]]:
     """Pinned providers of the policy's inspect requirements, else advisory trusted inspect providers."""
-    targets: list[Target] = []
-    required: list[str] = []
-    for role, requirement in policy.requirements_at(call_site):
-        requirement_id = requirement.id
-        if "inspect" not in requirement.capabilities:
-            continue
-        if role == "required":
-            required.append(requirement_id)
-        for pin in requirement.authority.providers:
-            targets.append(Target(pin.id, requirement_id, role, pin, requirement_id))
+    inspecting = [
+        (role, requirement)
+        for role, requirement in policy.requirements_at(call_site)
+        if "inspect" in requirement.capabilities
+    ]
+    required = [requirement.id for role, requirement in inspecting if role == "required"]
+    targets = [
+        Target(pin.id, requirement.id, role, pin, requirement.id)
+        for role, requirement, pin in pins_of(inspecting)
+    ]
     if not targets and not required:
-        for provider_id, installed in sorted(ctx.providers.items()):
-            if installed.manifest is not None and "inspect" in installed.manifest.capabilities:
-                targets.append(Target(provider_id, f"{provider_id}/inspect", "advisory"))
+        targets = [Target(*ids) for ids in advisory_ids(ctx.providers, "inspect")]
     return targets, required
 
 

@@ -15,13 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
-from asp_protocol.canonical import request_digest
 from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host import HOST_NAME, __version__
 from reference_host.candidate import unusable_detail
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
-from reference_host.receipts import Clock, assurance_block, build_receipt
+from reference_host.receipts import (
+    Clock,
+    ReceiptParties,
+    ReceiptRequest,
+    assurance_block,
+    build_receipt,
+)
 from reference_host.repo.workspace import WorkTreeState
 from reference_host.status.providers import (
     Enrollment,
@@ -101,18 +106,17 @@ def _status_receipt(
             provenance.append(ctx.provenance(entry.id, "check", pin.check))
         ids.extend([entry.id, pin.requirement_id])
     baseline = snap.state.baseline()
+    request = ReceiptRequest(
+        method,
+        params if params is not None else {},
+        clock,
+        snap.policy.digest,
+        baseline,
+        assurance_block(ctx.assurance_mode),
+    )
+    parties = ReceiptParties(authority_evidence=evidence, provider_ids=ids, provenance=provenance)
     return build_receipt(
-        kind=kind,
-        clock=clock,
-        request_digest=request_digest(method, params if params is not None else {}),
-        policy_digest=snap.policy.digest,
-        baseline=baseline,
-        valid_as_of={"rev": baseline["rev"]},
-        coverage=_coverage(snap, degraded),
-        assurance=assurance_block(ctx.assurance_mode),
-        authority_evidence=evidence,
-        provider_ids=ids,
-        provenance=provenance,
+        kind, request, {"rev": baseline["rev"]}, _coverage(snap, degraded), parties
     )
 
 
