@@ -86,17 +86,10 @@ async def propose(
 
     target.provenance = target.provenance or ctx.provenance(target.provider_id, "edit")
     try:
-        session = await ctx.supervisor.session_for(
-            target.provider_id, scope.baseline, deadline - anyio.current_time(), family="edit"
+        session = await ctx.supervisor.serving_session(
+            target.provider_id, scope.baseline, deadline, "edit"
         )
         assert isinstance(session, EditProviderSession)
-        if session.requests_write:
-            return degrade(
-                "direct-write-risk",
-                "edit provider requested write access at initialize; the host writes, providers "
-                "propose",
-                session.state,
-            )
         async with session.lock:
             raw = await ctx.supervisor.scoped(
                 target.provider_id, session, "edit/propose", params, scope, deadline

@@ -7,8 +7,6 @@ from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any, cast
 
-import anyio
-
 from asp_protocol.vocabulary import CallSite, DegradationReason
 from reference_host.context import HostContext
 from reference_host.coverage import add_degradation
@@ -62,17 +60,11 @@ async def run_target(
         add_degradation(target, "inspect", reason, detail, state)
 
     try:
-        session = await ctx.supervisor.session_for(
-            target.provider_id, scope.baseline, deadline - anyio.current_time(), family="inspect"
+        session = await ctx.supervisor.serving_session(
+            target.provider_id, scope.baseline, deadline, "inspect"
         )
         assert isinstance(session, InspectProviderSession)
         target.provenance = ctx.provenance(target.provider_id, "inspect")
-        if session.requests_write:
-            return degrade(
-                "direct-write-risk",
-                "provider requested write access at initialize; no content served",
-                session.state,
-            )
         method = session.method_for(request["verb"])
         if method is None:
             return degrade(

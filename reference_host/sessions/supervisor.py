@@ -132,6 +132,24 @@ class Supervisor:
             self.records[provider_id] = record
         return record
 
+    async def serving_session(
+        self, provider_id: str, baseline: dict[str, Any], deadline: float, family: CapabilityFamily
+    ) -> ProviderSession:
+        """`session_for` within *deadline*, refusing a session that asked for write access at
+        initialize: the host serves such a provider no content and sends it no request."""
+        session = await self.session_for(
+            provider_id, baseline, deadline - anyio.current_time(), family
+        )
+        if session.requests_write:
+            raise SessionFailure(
+                "direct-write-risk",
+                session.state,
+                f"{family} provider requested write access at initialize; no content served, "
+                "no request sent (the host writes, providers propose)",
+                counts=False,
+            )
+        return session
+
     async def session_for(
         self,
         provider_id: str,
