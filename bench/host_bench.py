@@ -14,6 +14,9 @@ tree, starts one real `asp-host serve` process per scenario over stdio, and prin
   smaller of the two warm evaluate p50s: the provider's elapsed time is inside its Assessment,
   which the outer seam does not expose, and the receipt's `timing.elapsedMs` is the host's
   whole evaluation (printed alongside).
+
+`--status-vs-git` prints `host/status` beside `git status --porcelain=v2` of the same tree per
+repository size (issue 14 target <= 1.2x; bench/status_vs_git.py says how it is measured).
 """
 
 from __future__ import annotations
@@ -31,35 +34,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_repo import changed_files, repo_files
+from status_vs_git import status_vs_git
+
 from tests.support.host_harness import HostProcess
-from tests.support.host_pool import HostUnderTest, snapshot_tree
+from tests.support.host_pool import HostUnderTest
 from tests.support.host_scenarios import HostConfig, one_provider
 
 STATUS_TARGET_MS = 15.0
 OVERHEAD_TARGET_MS = 20.0
-
-
-def module_source(index: int) -> str:
-    """A small but realistic module: imports, a class, functions that use each other."""
-    return (
-        f'"""Module {index}."""\n\nimport os\nfrom typing import Any\n\n\n'
-        f"class Thing{index}:\n    def __init__(self, value: int) -> None:\n"
-        f"        self.value = value\n\n    def double(self) -> int:\n"
-        f"        return self.value * 2\n\n\n"
-        f"def helper_{index}(items: list[Any]) -> int:\n"
-        f"    total = 0\n    for item in items:\n        total += len(str(item))\n"
-        f"    return total + len(os.sep)\n"
-    )
-
-
-def repo_files(count: int) -> tuple[tuple[str, str], ...]:
-    return tuple((f"pkg/sub{i % 20:02d}/mod_{i:04d}.py", module_source(i)) for i in range(count))
-
-
-def changed_files(files: tuple[tuple[str, str], ...], changed: int) -> dict[str, str | None]:
-    step = max(1, len(files) // changed)
-    chosen = [files[i * step] for i in range(changed)]
-    return {path: text + "\n\ndef added() -> int:\n    return 1\n" for path, text in chosen}
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -107,36 +90,6 @@ def run_scenario(
         "decisions": sorted({r["decision"] for r in results}),
         "degraded": sorted({d["reason"] for r in results for d in r["coverage"]["degraded"]}),
     }
-
-
-def status_vs_git(sizes: list[int], changed: int, runs: int) -> None:
-    """`host/status` beside `git status --porcelain=v2` of the same work tree (target <= 1.2x)."""
-    import subprocess
-
-    print("| files | host/status p50 ms | git status --porcelain=v2 p50 ms | ratio |")
-    print("|---:|---:|---:|---:|")
-    for size in sizes:
-        files = repo_files(size)
-        config = HostConfig(with_policy=False, extra_files=files)
-        with tempfile.TemporaryDirectory(prefix="asp-host-bench-") as tmp:
-            hut = HostUnderTest(Path(tmp) / "status", config)
-            try:
-                for path, text in changed_files(files, changed).items():
-                    (hut.repo / path).write_text(text or "")
-                hut._expected = snapshot_tree(hut.repo)  # the edits are the bench's, not the host's
-                for _ in range(2):
-                    hut.host.call("host/status", {}, timeout=300)
-                host_ms, _ = measure(
-                    runs, lambda h=hut: h.host.call("host/status", {}, timeout=300)
-                )
-                git = ["git", "-C", str(hut.repo), "status", "--porcelain=v2"]
-                git_ms, _ = measure(
-                    runs, lambda g=git: subprocess.run(g, capture_output=True, check=True)
-                )
-            finally:
-                hut.stop()
-        h, g = statistics.median(host_ms), statistics.median(git_ms)
-        print(f"| {size} | {h:.1f} | {g:.1f} | {h / g:.2f}x |")
 
 
 def row(label: str, samples: list[float], target: str) -> str:

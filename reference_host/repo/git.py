@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from reference_host.repo.gitconfig import ConfigKey, config_key, system_config_path
 
 #: Keys that name a program (or start a daemon), pinned to a value that runs nothing.
 FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
@@ -113,12 +116,19 @@ class GitRunner:
 
     `refresh_drivers()` re-reads which filter/diff/merge drivers the configuration names (call it
     once per host request, before `git status`); `filtered_drivers` is the set of filter names
-    blanked, which the workspace uses to compare those paths itself."""
+    blanked, which the workspace uses to compare those paths itself. The reading is reused while
+    every configuration file git would read is byte-identical (`gitconfig.config_key`)."""
 
     cwd: Path
     env: dict[str, str] = field(default_factory=git_env)
     driver_overrides: tuple[tuple[str, str], ...] = ()
     filtered_drivers: frozenset[str] = frozenset()
+    #: How many times the driver names were read from git (the rest were reused).
+    driver_reads: int = 0
+    _system: str | None = field(default=None, repr=False)
+    _system_known: bool = field(default=False, repr=False)
+    _driver_key: ConfigKey | None = field(default=None, repr=False)
+    _driver_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def argv(self, *args: str) -> list[str]:
         return ["git", "--no-pager", "--no-optional-locks", *args]
@@ -163,10 +173,30 @@ class GitRunner:
         except OSError as exc:
             raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
 
+    def _config_key(self) -> ConfigKey | None:
+        if not self._system_known:
+            self._system = system_config_path(self.argv(), self._env(), self.cwd)
+            self._system_known = True
+        return config_key(self.cwd, self.env, self._system)
+
     def refresh_drivers(self) -> None:
-        """Blank every driver the effective configuration (includes followed) names."""
+        """Blank every driver the effective configuration (includes followed) names.
+
+        Asks git unless the configuration files are byte-identical to the last time git was
+        asked (and hold no include): then the last answer stands."""
+        with self._driver_lock:
+            self._refresh_drivers()
+
+    def _refresh_drivers(self) -> None:
+        fingerprint = self._config_key()
+        if fingerprint is not None and fingerprint == self._driver_key:
+            return
+        self._driver_key = None
         out = self.run("config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\.")
+        self.driver_reads += 1
         names: dict[str, set[str]] = {}
+        if out.returncode not in (0, 1):
+            fingerprint = None  # git could not read its configuration: ask again next time
         if out.ok:
             for raw in out.stdout.split(b"\0"):
                 key = raw.decode("utf-8", "surrogateescape").strip()
@@ -182,3 +212,4 @@ class GitRunner:
         ]
         self.driver_overrides = tuple(overrides)
         self.filtered_drivers = frozenset(names.get("filter", set()))
+        self._driver_key = fingerprint

@@ -64,7 +64,7 @@ def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, h
 
 
 class _Entry(NamedTuple):
-    full: Path
+    full: str
     info: os.stat_result
     link: bytes | None  # a symlink's target text; None for a regular file
 
@@ -75,23 +75,34 @@ class WorkFiles:
     def __init__(self, root: Path, max_blob_bytes: int = MAX_BLOB_BYTES) -> None:
         self.root = root
         self.real_root = root.resolve()
+        self._root = str(root)
+        self._real = str(self.real_root)
+        self._real_prefix = os.path.join(self._real, "")
         self.max_blob_bytes = max_blob_bytes
         self._hashes: OrderedDict[tuple[str, int, int, int, int], FileHash] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _inside(self, path: str) -> Path | None:
-        """The full path, or None when a directory on the way leads out of the workspace."""
-        full = self.root / path
-        try:
-            if not full.parent.resolve().is_relative_to(self.real_root):
-                return None
-        except (OSError, RuntimeError, ValueError):
-            return None
-        return full
+    def _inside(self, path: str, seen: dict[str, bool] | None = None) -> str | None:
+        """The full path, or None when a directory on the way leads out of the workspace.
 
-    def _entry(self, path: str) -> _Entry | None:
+        *seen* remembers, for one batch of paths read together, which parent directories were
+        found inside (a status compares many files of few directories)."""
+        full = os.path.join(self._root, path)
+        parent = os.path.dirname(path)
+        inside = None if seen is None else seen.get(parent)
+        if inside is None:
+            try:
+                real = os.path.realpath(os.path.join(self._root, parent))
+                inside = real == self._real or real.startswith(self._real_prefix)
+            except (OSError, ValueError):
+                inside = False
+            if seen is not None:
+                seen[parent] = inside
+        return full if inside else None
+
+    def _entry(self, path: str, seen: dict[str, bool] | None = None) -> _Entry | None:
         """A symlink or regular file inside the workspace, else None; raises what `os` raises."""
-        full = self._inside(path)
+        full = self._inside(path, seen)
         if full is None:
             return None
         info = os.lstat(full)
@@ -115,13 +126,20 @@ class WorkFiles:
             return None
         return data if len(data) <= cap else None
 
-    def hash(self, path: str, *, with_sha1: bool = True) -> FileHash | None:
+    def hash_all(self, wanted: dict[str, bool]) -> dict[str, FileHash | None]:
+        """`hash` of many paths (path -> with_sha1), each parent directory checked once."""
+        seen: dict[str, bool] = {}
+        return {path: self.hash(path, with_sha1=sha1, seen=seen) for path, sha1 in wanted.items()}
+
+    def hash(
+        self, path: str, *, with_sha1: bool = True, seen: dict[str, bool] | None = None
+    ) -> FileHash | None:
         """Streaming identity of a work-tree file; None when absent, unreadable or outside.
 
         `with_sha1=False` (a path HEAD lacks, so nothing to compare with) skips git's sha1 and
         leaves `FileHash.sha1` empty: half the hashing on a huge untracked file."""
         try:
-            entry = self._entry(path)
+            entry = self._entry(path, seen)
             if entry is None:
                 return None
             full, info, target = entry
@@ -144,7 +162,7 @@ class WorkFiles:
         return result
 
     @staticmethod
-    def _hash_regular(full: Path, size: int, with_sha1: bool) -> FileHash | None:
+    def _hash_regular(full: str, size: int, with_sha1: bool) -> FileHash | None:
         sha1, sha256 = hash_stream(None, size)
         read = 0
         with open(full, "rb") as handle:

@@ -23,6 +23,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest
@@ -48,7 +49,7 @@ class WorkTreeState:
     too_large: dict[str, int] = field(default_factory=dict)  # differing path -> size over the cap
     vcs: bool = True  # False outside version control (plain directory)
 
-    @property
+    @cached_property
     def dirty(self) -> str | None:
         if not self.differing and not self.uncarried:
             return None
@@ -239,12 +240,16 @@ class Workspace:
         differing: dict[str, str | None] = {}
         uncarried: dict[str, str] = {}
         too_large: dict[str, int] = {}
+        carried: dict[str, str | None] = {}
         for path, head in candidates.items():
             why = uncarried_reason(path)
             if why is not None:
                 uncarried[shown(path)] = why
-                continue
-            found = self.files.hash(path, with_sha1=head is not None)
+            else:
+                carried[path] = head
+        hashes = self.files.hash_all({path: head is not None for path, head in carried.items()})
+        for path, head in carried.items():
+            found = hashes[path]
             if found is None:
                 if head is not None:
                     differing[path] = None

@@ -18,7 +18,8 @@ from tests.support.gitrepo import git, make_repo, write_files
 HOOKS = ("pre-commit", "post-checkout", "post-index-change", "fsmonitor-watchman", "pre-auto-gc")
 
 
-def _marker(root: Path) -> Path:
+def marker(root: Path) -> Path:
+    """An executable at *root* that logs each run to `marker.log` and copies stdin to stdout."""
     log = root / "marker.log"
     script = root / "marker.sh"
     script.write_text(f'#!/bin/sh\necho "$0 $*" >> {log}\ncat\n')
@@ -75,7 +76,7 @@ def hostile_repo(root: Path) -> Path:
     bytes differ from HEAD while git's stat cache calls it clean: an honest host reports it
     changed, because the filter that would make it equal is not allowed to run."""
     root.mkdir(parents=True)
-    mark = _marker(root)
+    mark = marker(root)
     sub = make_repo(
         root / "sub-origin", {"inner.txt": "inner\n", ".gitattributes": "* filter=evil\n"}
     )
