@@ -16,23 +16,15 @@ from reference_host.providers.pyindex.facts import (
     Binding,
     DefFact,
     ModuleFacts,
-    Span,
 )
+from reference_host.providers.pyindex.linking import Links, Ref, def_id, link_file, split_id
 from reference_host.providers.pyindex.modules import ModuleName, is_test_path, module_names
 from reference_host.providers.pyindex.typed import returned, typed_attr
-from reference_host.providers.pyindex.unresolved import note_unresolved
+
+__all__ = ["FileEntry", "PythonIndex", "Ref", "Target", "def_id", "split_id"]
 
 Target = tuple[str, str]  # ("module", path) | ("def", id) | ("instance" | "super", class id)
 _MAX_DEPTH = 24
-
-
-def def_id(path: str, qualname: str) -> str:
-    return f"{path}::{qualname}"
-
-
-def split_id(node_id: str) -> tuple[str, str]:
-    path, _, qualname = node_id.partition("::")
-    return path, qualname
 
 
 @dataclass(slots=True)
@@ -46,17 +38,6 @@ class FileEntry:
     defs_by_qual: dict[str, DefFact] = field(default_factory=dict)
 
 
-@dataclass(slots=True, frozen=True)
-class Ref:
-    """One use of `target` inside `source` (the enclosing definition's id, or the module path)."""
-
-    source: str
-    target: str
-    kind: str  # edge kind: calls | imports | inherits | depends-on
-    path: str
-    span: Span
-
-
 class PythonIndex:
     """Resolved facts of one tree (a set of (path, blob) pairs)."""
 
@@ -64,8 +45,10 @@ class PythonIndex:
         self,
         files: dict[str, tuple[str, ModuleFacts]],
         names: dict[str, ModuleName] | None = None,
+        links: Links | None = None,
     ) -> None:
-        """*names*: the module names of a larger tree these files belong to (one file's index)."""
+        """*names*: the module names of a larger tree these files belong to (one file's index);
+        *links*: the resolved tables of this very tree, read back from the persistent cache."""
         names = module_names(files) if names is None else names
         self.files: dict[str, FileEntry] = {}
         self.modules: dict[str, list[tuple[str, bool]]] = defaultdict(list)
@@ -89,20 +72,20 @@ class PythonIndex:
         self._attr_memo: dict[tuple[str, str], Target | None] = {}
         self._bases_memo: dict[str, list[str]] = {}
         self.typed_memo: dict[tuple[str, str], Target | None] = {}
-        self.refs_to: dict[str, list[Ref]] = defaultdict(list)
-        self.refs_from: dict[str, list[Ref]] = defaultdict(list)
-        self.deps: dict[str, set[str]] = defaultdict(set)
-        # reverse imports executed at run time, and the importers of a module as a whole module
-        # (`import pkg`, `from . import sub`); TYPE_CHECKING-only importers are kept apart
-        self.rdeps: dict[str, set[str]] = defaultdict(set)
-        self.module_rdeps: dict[str, set[str]] = defaultdict(set)
-        self.type_rdeps: dict[str, set[str]] = defaultdict(set)
-        # attribute names used on something the index could not resolve (`x.request()` with `x`
-        # of unknown type): per name, how many such uses and calls, and where the first few are
-        self.unresolved: dict[str, list[int]] = {}
-        self.unresolved_at: dict[str, list[tuple[str, int]]] = {}
-        for entry in self.files.values():
-            self._index_file(entry)
+        # what every use and import resolved to: computed here, or adopted from a cached index of
+        # the same tree (see linking.py); the index reads the tables through these names
+        self.links = links if links is not None else Links()
+        self.refs_to = self.links.refs_to
+        self.refs_from = self.links.refs_from
+        self.deps = self.links.deps
+        self.rdeps = self.links.rdeps
+        self.module_rdeps = self.links.module_rdeps
+        self.type_rdeps = self.links.type_rdeps
+        self.unresolved = self.links.unresolved
+        self.unresolved_at = self.links.unresolved_at
+        if links is None:
+            for entry in self.files.values():
+                link_file(self, entry)
 
     # -- lookups ----------------------------------------------------------------------------
     def def_fact(self, node_id: str) -> tuple[FileEntry, DefFact] | None:
@@ -177,7 +160,7 @@ class PythonIndex:
         self._attr_memo[key] = result
         return result
 
-    def _import_target(self, path: str, binding: Binding, depth: int) -> Target | None:
+    def import_target(self, path: str, binding: Binding, depth: int) -> Target | None:
         _, module, attr, level = binding
         absname = self.absolute_module(path, str(module), int(level))  # type: ignore[call-overload]
         if absname is None:
@@ -200,7 +183,7 @@ class PythonIndex:
         if kind == "def":
             return ("def", def_id(path, str(binding[1])))
         if kind == "import":
-            return self._import_target(path, binding, depth)
+            return self.import_target(path, binding, depth)
         if kind in ("instance", "element") and depth < _MAX_DEPTH:
             chain = binding[1]
             assert isinstance(chain, tuple)
@@ -334,67 +317,3 @@ class PythonIndex:
             if inherited is not None:
                 return inherited
         return None
-
-    # -- indexing ---------------------------------------------------------------------------
-    def owner_id(self, path: str, scope: int) -> str:
-        owner = self.files[path].facts.scopes[scope].owner
-        return def_id(path, owner) if owner else path
-
-    def _add_ref(self, ref: Ref) -> None:
-        self.refs_to[ref.target].append(ref)
-        self.refs_from[ref.source].append(ref)
-
-    def _add_dep(
-        self, importer: str, imported: str | None, type_only: bool, whole: bool = False
-    ) -> None:
-        if imported is None or imported == importer:
-            return
-        if type_only:
-            self.type_rdeps[imported].add(importer)
-            return
-        self.deps[importer].add(imported)
-        self.rdeps[imported].add(importer)
-        if whole:
-            self.module_rdeps[imported].add(importer)
-
-    def _index_file(self, entry: FileEntry) -> None:
-        path = entry.path
-        for use in entry.facts.uses:
-            target, consumed = self.resolve_chain(path, use.scope, use.chain)
-            if consumed < len(use.chain):
-                note_unresolved(self, path, use, consumed)
-            if target is None or target[0] in ("instance", "super"):
-                continue
-            complete = consumed == len(use.chain)
-            if not complete and use.chain[consumed] == CALL:
-                continue  # `f().x`: the call of f is recorded as its own use
-            if use.kind == "call" and complete and target[0] == "def":
-                kind = "calls"
-            elif use.kind == "base" and complete:
-                kind = "inherits"
-            else:
-                kind = "depends-on"
-            self._add_ref(Ref(self.owner_id(path, use.scope), target[1], kind, path, use.span))
-        for imp in entry.facts.imports:
-            absname = self.absolute_module(path, imp.module, imp.level)
-            if absname is None:
-                continue
-            source = self.owner_id(path, imp.scope)
-            # the named module only: that importing `a.b.c` also runs `a/__init__` and
-            # `a/b/__init__` does not make this module depend on everything they import
-            last = self.resolve_module(absname, path) if absname else None
-            if imp.name is None:
-                self._add_dep(path, last, imp.type_only, whole=True)
-                if last is not None:
-                    self._add_ref(Ref(source, last, "imports", path, imp.span))
-                continue
-            if imp.name == "*":
-                continue
-            target = self._import_target(path, ("import", imp.module, imp.name, imp.level), 0)
-            if target is None or target[0] == "instance":
-                continue
-            if target[0] == "module":
-                self._add_dep(path, target[1], imp.type_only, whole=True)
-            else:
-                self._add_dep(path, split_id(target[1])[0], imp.type_only)
-            self._add_ref(Ref(source, target[1], "imports", path, imp.span))

@@ -1,0 +1,131 @@
+"""The resolved tables of an index: every use and import of every file linked to its target.
+
+This is the expensive half of building an index (each use is resolved through scopes, imports and
+classes), and it depends only on the tree — the (path, blob id) pairs — so a whole `Links` can be
+kept in the persistent cache (see indexcache.py) and adopted by a new index of the same tree instead
+of being computed again. Queries only read these tables; resolution they need beyond them (a
+position, a symbol name) is done lazily by the index and memoized there.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reference_host.providers.pyindex.chains import CALL
+from reference_host.providers.pyindex.factmodel import Span
+from reference_host.providers.pyindex.unresolved import note_unresolved
+
+if TYPE_CHECKING:
+    from reference_host.providers.pyindex.index import FileEntry, PythonIndex
+
+
+def def_id(path: str, qualname: str) -> str:
+    return f"{path}::{qualname}"
+
+
+def split_id(node_id: str) -> tuple[str, str]:
+    path, _, qualname = node_id.partition("::")
+    return path, qualname
+
+
+@dataclass(slots=True, frozen=True)
+class Ref:
+    """One use of `target` inside `source` (the enclosing definition's id, or the module path)."""
+
+    source: str
+    target: str
+    kind: str  # edge kind: calls | imports | inherits | depends-on
+    path: str
+    span: Span
+
+
+def _sets() -> defaultdict[str, set[str]]:
+    return defaultdict(set)
+
+
+@dataclass(slots=True)
+class Links:
+    """References by target and by source, module dependencies, and the uses left unresolved."""
+
+    refs: list[Ref] = field(default_factory=list)  # every reference, in the order found
+    refs_to: defaultdict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    refs_from: defaultdict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    deps: defaultdict[str, set[str]] = field(default_factory=_sets)
+    # reverse imports executed at run time, and the importers of a module as a whole module
+    # (`import pkg`, `from . import sub`); TYPE_CHECKING-only importers are kept apart
+    rdeps: defaultdict[str, set[str]] = field(default_factory=_sets)
+    module_rdeps: defaultdict[str, set[str]] = field(default_factory=_sets)
+    type_rdeps: defaultdict[str, set[str]] = field(default_factory=_sets)
+    # attribute names used on something the index could not resolve (`x.request()` with `x`
+    # of unknown type): per name, how many such uses and calls, and where the first few are
+    unresolved: dict[str, list[int]] = field(default_factory=dict)
+    unresolved_at: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+    def add_ref(self, ref: Ref) -> None:
+        self.refs.append(ref)
+        self.refs_to[ref.target].append(ref)
+        self.refs_from[ref.source].append(ref)
+
+    def add_dep(
+        self, importer: str, imported: str | None, type_only: bool, whole: bool = False
+    ) -> None:
+        if imported is None or imported == importer:
+            return
+        if type_only:
+            self.type_rdeps[imported].add(importer)
+            return
+        self.deps[importer].add(imported)
+        self.rdeps[imported].add(importer)
+        if whole:
+            self.module_rdeps[imported].add(importer)
+
+
+def owner_id(index: PythonIndex, path: str, scope: int) -> str:
+    owner = index.files[path].facts.scopes[scope].owner
+    return def_id(path, owner) if owner else path
+
+
+def link_file(index: PythonIndex, entry: FileEntry) -> None:
+    """Resolve every use and import of one file into `index.links`."""
+    links, path = index.links, entry.path
+    for use in entry.facts.uses:
+        target, consumed = index.resolve_chain(path, use.scope, use.chain)
+        if consumed < len(use.chain):
+            note_unresolved(index, path, use, consumed)
+        if target is None or target[0] in ("instance", "super"):
+            continue
+        complete = consumed == len(use.chain)
+        if not complete and use.chain[consumed] == CALL:
+            continue  # `f().x`: the call of f is recorded as its own use
+        if use.kind == "call" and complete and target[0] == "def":
+            kind = "calls"
+        elif use.kind == "base" and complete:
+            kind = "inherits"
+        else:
+            kind = "depends-on"
+        links.add_ref(Ref(owner_id(index, path, use.scope), target[1], kind, path, use.span))
+    for imp in entry.facts.imports:
+        absname = index.absolute_module(path, imp.module, imp.level)
+        if absname is None:
+            continue
+        source = owner_id(index, path, imp.scope)
+        # the named module only: that importing `a.b.c` also runs `a/__init__` and
+        # `a/b/__init__` does not make this module depend on everything they import
+        last = index.resolve_module(absname, path) if absname else None
+        if imp.name is None:
+            links.add_dep(path, last, imp.type_only, whole=True)
+            if last is not None:
+                links.add_ref(Ref(source, last, "imports", path, imp.span))
+            continue
+        if imp.name == "*":
+            continue
+        target = index.import_target(path, ("import", imp.module, imp.name, imp.level), 0)
+        if target is None or target[0] == "instance":
+            continue
+        if target[0] == "module":
+            links.add_dep(path, target[1], imp.type_only, whole=True)
+        else:
+            links.add_dep(path, split_id(target[1])[0], imp.type_only)
+        links.add_ref(Ref(source, target[1], "imports", path, imp.span))
