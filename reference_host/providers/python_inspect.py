@@ -37,13 +37,7 @@ from reference_host.providers.pyindex import (
     python_tree,
     queries,
 )
-from reference_host.providers.pyindex.build import (
-    INDEXING,
-    READ_BATCH,
-    Builds,
-    Prepared,
-    read_facts,
-)
+from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import BlobMismatch
@@ -59,6 +53,7 @@ from reference_host.providers.pyindex.paging import (
     measure,
 )
 from reference_host.providers.pyindex.params import VERBS, InspectRequest, parse_request
+from reference_host.providers.pyindex.reading import READ_BATCH, read_facts
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 log = logging.getLogger("asp.python-inspect")
@@ -267,6 +262,7 @@ class PythonInspectProvider(ProviderRuntime):
             }
         graph["data"]["indexedFiles"] = len(prepared.tree)
         graph["data"]["factsFromCache"] = prepared.from_cache
+        graph["data"]["indexFromCache"] = prepared.index_from_cache
         return graph
 
     async def _impact(

@@ -10,14 +10,10 @@ session's standing baseline scope (README, inspect section), so a request timing
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import logging
-import multiprocessing
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 import anyio
@@ -31,17 +27,15 @@ from reference_host.providers.pyindex.engine import (
     TOO_LARGE,
     BlobMismatch,
     InspectEngine,
-    parse_chunk,
 )
 from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.indexcache import load_links, store_links
+from reference_host.providers.pyindex.linking import Links
+from reference_host.providers.pyindex.reading import PARSE_WORKERS, READ_BATCH, read_facts
 
 log = logging.getLogger("asp.python-inspect.build")
 
-READ_BATCH = 256
-PARSE_WORKERS = min(2, os.cpu_count() or 1)
-MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
-POOL_CHUNK = 64
 MAX_BUILDS = 4
 INDEXING = "indexing"
 
@@ -82,12 +76,14 @@ class Prepared:
         unreadable: list[str],
         truncated: bool,
         from_cache: int = 0,
+        index_from_cache: bool = False,
     ) -> None:
         self.index = index
         self.tree = tree
         self.unreadable = unreadable
         self.tree_truncated = truncated
         self.from_cache = from_cache  # files whose facts the persistent cache supplied
+        self.index_from_cache = index_from_cache  # its resolved tables too (indexcache.py)
 
     @property
     def incomplete(self) -> bool:
@@ -109,6 +105,11 @@ class Build:
         self.prepared: Prepared | None = None
         self.error: AspError | None = None
         self.fresh: list[ModuleFacts] = []  # parsed by this build, not yet in the persistent cache
+        self.fresh_links: tuple[str, Links] | None = None  # resolved by it, likewise
+
+    def advance(self, size: int) -> None:
+        """*size* more blobs read (parsed, loaded from the cache, or refused)."""
+        self.parsed = min(self.total, self.parsed + size)
 
     def progress(self) -> tuple[int, str]:
         """(percentage, message) for `$/progress` and for the "indexing" refusal's detail."""
@@ -203,6 +204,9 @@ class Builds:
                 fresh = [f for f in build.fresh if f.error != TOO_LARGE]
                 build.fresh = []
                 await anyio.to_thread.run_sync(self.cache.store_many, fresh)
+            if self.cache is not None and build.fresh_links is not None:
+                (key, links), build.fresh_links = build.fresh_links, None
+                await anyio.to_thread.run_sync(store_links, self.cache, key, links)
         except (ProtocolViolation, BlobMismatch) as exc:
             build.error = AspError(
                 ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
@@ -231,7 +235,7 @@ class Builds:
             self.engine,
             callbacks,
             list(build.tree.values()),
-            build,
+            build.advance,
             self.read_batch,
             PARSE_WORKERS,
             self.cache,
@@ -240,89 +244,16 @@ class Builds:
         readable = {p: b for p, b in build.tree.items() if b in facts}
         unreadable = sorted(set(build.tree) - set(readable))
         build.parsed = build.total
-        index = await anyio.to_thread.run_sync(self.engine.index, readable)
+        loaded: list[bool] = []
+
+        def cached(key: str) -> Links | None:
+            links = load_links(self.cache, key) if self.cache is not None else None
+            loaded.append(links is not None)
+            return links
+
+        index = await anyio.to_thread.run_sync(self.engine.index, readable, cached)
+        if loaded == [False]:  # resolved here: kept for the next provider, behind the answer
+            build.fresh_links = (self.engine.tree_key(readable), index.links)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
         hits = self.engine.stats["cacheHits"] - hits
-        return Prepared(index, readable, unreadable, build.truncated, hits)
-
-
-async def read_facts(
-    engine: InspectEngine,
-    callbacks: HostCallbacks,
-    blobs: list[str],
-    build: Build | None = None,
-    batch: int = READ_BATCH,
-    workers: int = 0,
-    cache: FactCache | None = None,
-    fresh: list[ModuleFacts] | None = None,
-) -> dict[str, ModuleFacts]:
-    """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
-
-    Every blob not in memory is read from the host; its facts then come from the persistent
-    *cache* when it holds them, else from a parse, which is appended to *fresh* (for the caller to
-    store). With *workers* > 1 and enough blobs to parse, parsing runs in that many worker
-    processes (the bytes travel to them from this process; they read nothing themselves) while
-    the next batch is read.
-    """
-    out: dict[str, ModuleFacts] = {}
-    wanted = []
-    for blob in dict.fromkeys(blobs):
-        facts = engine.facts(blob)
-        if facts is not None:
-            out[blob] = facts
-        else:
-            wanted.append(blob)
-    if build is not None:
-        build.parsed = len(out)
-    pooled = workers > 1 and len(wanted) >= MIN_POOL_BLOBS
-    pool: ProcessPoolExecutor | None = None
-    pending: list[Future[list[ModuleFacts]]] = []
-
-    def counted(size: int, future: Future[list[ModuleFacts]]) -> None:
-        if build is not None and not future.exception():
-            build.parsed = min(build.total, build.parsed + size)
-
-    def advance(size: int) -> None:
-        if build is not None:
-            build.parsed = min(build.total, build.parsed + size)
-
-    try:
-        for start in range(0, len(wanted), batch):
-            served, refused = await callbacks.read_each(wanted[start : start + batch])
-            if refused:
-                log.info("host refused %d blob(s)", len(refused))
-            advance(len(refused))
-            if cache is not None and served:
-                held = await anyio.to_thread.run_sync(cache.load_many, list(served))
-                for blob, facts in held.items():
-                    out[blob] = engine.add_cached(facts)
-                    del served[blob]
-                advance(len(held))
-            if pool is None and pooled and len(served) >= POOL_CHUNK:
-                pool = ProcessPoolExecutor(
-                    workers, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
-                )
-            if pool is None:
-                parsed = await anyio.to_thread.run_sync(
-                    lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
-                )
-                out.update(parsed)
-                if fresh is not None:
-                    fresh.extend(parsed.values())
-                advance(len(served))
-                continue
-            items = list(served.items())
-            for at in range(0, len(items), POOL_CHUNK):
-                chunk = items[at : at + POOL_CHUNK]
-                future = pool.submit(parse_chunk, chunk, engine.max_file_bytes)
-                future.add_done_callback(functools.partial(counted, len(chunk)))
-                pending.append(future)
-        for future in pending:
-            for facts in await anyio.to_thread.run_sync(future.result):
-                out[facts.blob] = engine.add_parsed(facts)
-                if fresh is not None:
-                    fresh.append(facts)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-    return out
+        return Prepared(index, readable, unreadable, build.truncated, hits, loaded == [True])

@@ -7,7 +7,9 @@ manifest's access expectations as `user-cache:`), never inside the workspace; th
 never written. Every entry is checked before use (a digest of its payload, the blob id inside it);
 anything unreadable, corrupt or from another format is a miss and is removed. The whole cache is
 bounded in bytes: after each store the oldest entries (by last use) go until it is under the bound.
-Deleting the directory at any time is safe: the next build parses again.
+Deleting the directory at any time is safe: the next build parses again. Beside the facts, the
+resolved index of a whole tree is kept under `index-<build>/` by the digest of its (path, blob id)
+pairs (indexcache.py encodes it); the same bound covers both.
 
 A hit saves the parse only: the provider still reads every blob through `workspace/readBlob`, so an
 answer's `validAsOf.blobs` stays exactly what the host served this session.
@@ -23,22 +25,25 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from reference_host.providers.pyindex.factmodel import (
+    NO_NAMES,
     DefFact,
     ImportFact,
     ModuleFacts,
     Scope,
-    UseFact,
+    Uses,
 )
 
 log = logging.getLogger("asp.python-inspect.cache")
 
-FORMAT = b"asp-facts/1\n"
+FORMAT = b"asp-facts/2\n"
 DIGEST_BYTES = 16
 SUFFIX = ".facts"
+INDEX_SUFFIX = ".index"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 PRUNE_TO = 0.9
 STALE_TEMP_S = 3600.0  # prune down to this share of the bound, so not every store prunes
@@ -55,7 +60,7 @@ def encode(facts: ModuleFacts) -> bytes:
                     s.kind,
                     s.parent,
                     s.bindings,
-                    set(s.declared_global),
+                    None,  # declared_global matters only while collecting (format 1 kept it)
                     s.self_name,
                     s.class_scope,
                 )
@@ -77,7 +82,7 @@ def encode(facts: ModuleFacts) -> bytes:
                 )
                 for d in facts.defs
             ],
-            [(u.scope, u.chain, u.kind, u.span) for u in facts.uses],
+            facts.uses.columns(),
             [(i.scope, i.module, i.level, i.name, i.span, i.type_only) for i in facts.imports],
             facts.all_names,
             facts.error,
@@ -102,9 +107,9 @@ def decode(blob: str, data: bytes) -> ModuleFacts | None:
             return None
         return ModuleFacts(
             blob,
-            [Scope(o, k, p, b, set(g), n, c) for o, k, p, b, g, n, c in scopes],
+            [Scope(o, k, p, b, NO_NAMES, n, c) for o, k, p, b, _g, n, c in scopes],
             [DefFact(*d) for d in defs],
-            [UseFact(*u) for u in uses],
+            Uses.from_columns(*uses),
             [ImportFact(*i) for i in imports],
             all_names,
             error,
@@ -119,7 +124,9 @@ class FactCache:
 
     def __init__(self, root: Path, build: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.root = root
-        self.dir = root / ("facts-" + hashlib.sha256(build.encode()).hexdigest()[:16])
+        build_name = hashlib.sha256(build.encode()).hexdigest()[:16]
+        self.dir = root / ("facts-" + build_name)
+        self.index_dir = root / ("index-" + build_name)
         self.max_bytes = max_bytes
         self.stats = {"hits": 0, "misses": 0, "stored": 0, "pruned": 0, "errors": 0}
 
@@ -155,37 +162,80 @@ class FactCache:
         return out
 
     def store_many(self, facts: Iterable[ModuleFacts]) -> int:
-        """Write entries for *facts* not yet held (atomically: a temp file, then a rename), then
-        keep the cache within its bound; OSErrors only make the cache hold less."""
+        """Write entries for *facts* not yet held, then keep the cache within its bound;
+        OSErrors only make the cache hold less."""
         stored = 0
         for item in facts:
             path = self.entry_path(item.blob)
             if path is None or path.exists():
                 continue
-            temp: str | None = None
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-                with os.fdopen(handle, "wb") as out:
-                    out.write(encode(item))
-                os.replace(temp, path)
-                stored += 1
-            except (OSError, ValueError) as exc:
-                log.info("facts cache: cannot store %s: %s", item.blob, exc)
-                if temp is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(temp)
+            if not self.write_entry(path, encode(item)):
                 break
+            stored += 1
         self.stats["stored"] += stored
         if stored:
             self.prune()
         return stored
 
+    def write_entry(self, path: Path, data: bytes) -> bool:
+        """Write one entry atomically (a temp file beside it, then a rename); False on OSError."""
+        temp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temp, path)
+            return True
+        except (OSError, ValueError) as exc:
+            log.info("inspect cache: cannot store %s: %s", path.name, exc)
+            if temp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+            return False
+
+    def index_path(self, key: str) -> Path | None:
+        """Where the resolved index of the tree with digest *key* lives (see indexcache.py)."""
+        algorithm, _, hexdigest = key.partition(":")
+        if algorithm != "sha256" or len(hexdigest) != 64 or not hexdigest.isalnum():
+            return None
+        return self.index_dir / (hexdigest + INDEX_SUFFIX)
+
+    def read_index(self, key: str) -> bytes | None:
+        """The bytes of a tree's index entry (a use: its mtime is touched), or None."""
+        path = self.index_path(key)
+        if path is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return data
+
+    def drop_index(self, key: str) -> None:
+        """Remove an index entry found unsound."""
+        path = self.index_path(key)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    def write_index(self, key: str, data: bytes) -> bool:
+        path = self.index_path(key)
+        if path is None or not self.write_entry(path, data):
+            return False
+        self.prune()
+        return True
+
     def usage(self) -> list[tuple[float, int, Path]]:
         """(last use, bytes, path) of every entry of every build: only this cache's own files
-        (`facts-*/??/*.facts`), whatever else the directory holds."""
+        (`facts-*/??/*.facts`, `index-*/*.index`), whatever else the directory holds."""
         entries: list[tuple[float, int, Path]] = []
-        for full in self.root.glob(f"facts-*/??/*{SUFFIX}"):
+        found = chain(
+            self.root.glob(f"facts-*/??/*{SUFFIX}"), self.root.glob(f"index-*/*{INDEX_SUFFIX}")
+        )
+        for full in found:
             try:
                 info = full.stat()
             except OSError:
@@ -197,7 +247,8 @@ class FactCache:
         """Remove the least recently used entries of every build until the cache is in bound,
         and temp files a killed provider left behind (older than an hour)."""
         stale = time.time() - STALE_TEMP_S
-        for temp in self.root.glob("facts-*/??/.tmp-*"):
+        temps = chain(self.root.glob("facts-*/??/.tmp-*"), self.root.glob("index-*/.tmp-*"))
+        for temp in temps:
             with contextlib.suppress(OSError):
                 if temp.stat().st_mtime < stale:
                     temp.unlink()

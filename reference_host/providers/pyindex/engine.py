@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from asp_protocol.canonical import blob_id, digest
-from reference_host.providers.pyindex.facts import ModuleFacts, Scope, parse_facts
+from reference_host.providers.pyindex.facts import ModuleFacts, Scope, Uses, parse_facts
 from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.linking import Links
 from reference_host.providers.pyindex.modules import is_python_path
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -37,7 +38,7 @@ def checked_facts(blob: str, data: bytes, max_file_bytes: int) -> ModuleFacts:
     if blob_id(data) != blob:
         raise BlobMismatch(f"content for {blob} hashes to {blob_id(data)}")
     if len(data) > max_file_bytes:
-        return ModuleFacts(blob, [Scope("", "module", -1)], [], [], [], error=TOO_LARGE)
+        return ModuleFacts(blob, [Scope("", "module", -1)], [], Uses(), [], error=TOO_LARGE)
     return parse_facts(blob, data)
 
 
@@ -66,6 +67,7 @@ class InspectEngine:
             "cacheHits": 0,
             "indexBuilds": 0,
             "indexHits": 0,
+            "indexLoads": 0,
         }
         self._mutex = threading.Lock()  # a background build and a request may parse at once
 
@@ -112,26 +114,37 @@ class InspectEngine:
     def facts(self, blob: str) -> ModuleFacts | None:
         return self._facts.get(blob)
 
-    def index(self, tree: Mapping[str, str]) -> PythonIndex:
-        """The index of *tree*; every blob must have been added (see `missing`)."""
+    def index(
+        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None = None
+    ) -> PythonIndex:
+        """The index of *tree*; every blob must have been added (see `missing`). When it is not
+        in memory, *cached* may supply its resolved tables by the tree's key (`tree_key`)."""
         with self._mutex:
-            return self._index(tree)
+            return self._index(tree, cached)
 
-    def _index(self, tree: Mapping[str, str]) -> PythonIndex:
-        key = digest(sorted(tree.items()))
-        cached = self._indexes.get(key)
-        if cached is not None:
+    @staticmethod
+    def tree_key(tree: Mapping[str, str]) -> str:
+        """The digest of a tree's sorted (path, blob id) pairs: what its index depends on."""
+        return digest(sorted(tree.items()))
+
+    def _index(
+        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None
+    ) -> PythonIndex:
+        key = self.tree_key(tree)
+        found = self._indexes.get(key)
+        if found is not None:
             self._indexes.move_to_end(key)
             self.stats["indexHits"] += 1
-            return cached
+            return found
         files: dict[str, tuple[str, ModuleFacts]] = {}
         for path, blob in tree.items():
             facts = self._facts.get(blob)
             if facts is None:
                 raise KeyError(f"no content for {blob} ({path})")
             files[path] = (blob, facts)
-        built = PythonIndex(files)
-        self.stats["indexBuilds"] += 1
+        links = cached(key) if cached is not None else None
+        built = PythonIndex(files, links=links)
+        self.stats["indexBuilds" if links is None else "indexLoads"] += 1
         self._indexes[key] = built
         while len(self._indexes) > self.max_indexes:
             self._indexes.popitem(last=False)

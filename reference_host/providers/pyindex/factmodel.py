@@ -6,7 +6,11 @@ pickled between the parse workers and the provider, so they are plain slotted da
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # A zero-based (line, char, end_line, end_char) range; chars count code points, not bytes.
 Span = tuple[int, int, int, int]
@@ -20,6 +24,7 @@ Span = tuple[int, int, int, int]
 #   ("local",)                        any other binding: unresolvable statically
 Binding = tuple[object, ...]
 LOCAL: Binding = ("local",)
+NO_NAMES: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -30,7 +35,8 @@ class Scope:
     kind: str
     parent: int
     bindings: dict[str, Binding] = field(default_factory=dict)
-    declared_global: set[str] = field(default_factory=set)
+    # names declared `global` here (only while collecting); one shared empty set for the rest
+    declared_global: AbstractSet[str] = NO_NAMES
     self_name: str | None = None
     class_scope: int = -1
 
@@ -54,12 +60,105 @@ class DefFact:
     attrs: dict[str, tuple[Binding, int]] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class UseFact:
+class UseFact(NamedTuple):
     scope: int
     chain: tuple[str, ...]
-    kind: str  # "call" | "load" | "base" | "decorator"
+    kind: str  # one of USE_KINDS
     span: Span
+
+
+USE_KINDS = ("call", "load", "base", "decorator")
+_KIND_CODES = {kind: code for code, kind in enumerate(USE_KINDS)}
+
+
+class Uses:
+    """The uses of one module in columns: a scope, kind, span and chain number per use, and each
+    distinct chain once. Uses are most of a module's facts (350,000 in Django's 2,800 modules); as
+    objects they took about 230 bytes each, in columns about 25, and a cached entry loads as a
+    few byte strings. Iterating yields `UseFact` tuples made on the fly."""
+
+    __slots__ = ("chain_of", "chains", "kinds", "scopes", "spans")
+
+    def __init__(self) -> None:
+        self.scopes = array("i")
+        self.kinds = bytearray()
+        self.spans = array("i")  # four numbers per use
+        self.chain_of = array("i")  # index into `chains`
+        self.chains: list[tuple[str, ...]] = []
+
+    def add(
+        self,
+        scope: int,
+        chain: tuple[str, ...],
+        kind: str,
+        span: Span,
+        known: dict[tuple[str, ...], int],
+    ) -> None:
+        """Record a use; *known* numbers the distinct chains while a module is collected."""
+        number = known.get(chain)
+        if number is None:
+            number = known[chain] = len(self.chains)
+            self.chains.append(chain)
+        self.scopes.append(scope)
+        self.kinds.append(_KIND_CODES[kind])
+        self.spans.extend(span)
+        self.chain_of.append(number)
+
+    def __len__(self) -> int:
+        return len(self.scopes)
+
+    def __iter__(self) -> Iterator[UseFact]:
+        chains, kinds, corner = self.chains, USE_KINDS, iter(self.spans)
+        for scope, kind, number, span in zip(
+            self.scopes,
+            self.kinds,
+            self.chain_of,
+            zip(corner, corner, corner, corner, strict=True),
+            strict=True,
+        ):
+            yield UseFact(scope, chains[number], kinds[kind], span)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Uses) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def columns(self) -> tuple[bytes, bytes, bytes, bytes, list[tuple[str, ...]]]:
+        """The columns as plain values (for marshal, see diskcache.py)."""
+        return (
+            self.scopes.tobytes(),
+            bytes(self.kinds),
+            self.spans.tobytes(),
+            self.chain_of.tobytes(),
+            self.chains,
+        )
+
+    @classmethod
+    def from_columns(
+        cls,
+        scopes: bytes,
+        kinds: bytes,
+        spans: bytes,
+        chain_of: bytes,
+        chains: list[tuple[str, ...]],
+    ) -> Uses:
+        """Uses from `columns()`; ValueError when the columns do not agree."""
+        uses = cls()
+        uses.scopes.frombytes(scopes)
+        uses.kinds = bytearray(kinds)
+        uses.spans.frombytes(spans)
+        uses.chain_of.frombytes(chain_of)
+        uses.chains = chains
+        count = len(uses.scopes)
+        if not (len(uses.kinds) == len(uses.chain_of) == count and len(uses.spans) == 4 * count):
+            raise ValueError("use columns of different lengths")
+        if (
+            max(uses.kinds, default=0) >= len(USE_KINDS)
+            or max(uses.chain_of, default=0) >= max(len(chains), 1)
+            or min(uses.chain_of, default=0) < 0
+        ):
+            raise ValueError("use column out of range")
+        return uses
 
 
 @dataclass(slots=True)
@@ -77,7 +176,7 @@ class ModuleFacts:
     blob: str
     scopes: list[Scope]
     defs: list[DefFact]
-    uses: list[UseFact]
+    uses: Uses
     imports: list[ImportFact]
     all_names: list[str] | None = None
     error: str | None = None

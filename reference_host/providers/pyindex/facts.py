@@ -20,6 +20,7 @@ __all__ = [
     "Scope",
     "Span",
     "UseFact",
+    "Uses",
     "parse_facts",
 ]
 
@@ -38,6 +39,7 @@ from reference_host.providers.pyindex.factmodel import (
     Scope,
     Span,
     UseFact,
+    Uses,
 )
 from reference_host.providers.pyindex.flow import FlowVisitors
 
@@ -49,7 +51,8 @@ class _Collector(FlowVisitors):
         self.lines = lines
         self.scopes: list[Scope] = [Scope(owner="", kind="module", parent=-1)]
         self.defs: list[DefFact] = []
-        self.uses: list[UseFact] = []
+        self.uses = Uses()
+        self.known_chains: dict[tuple[str, ...], int] = {}
         self.imports: list[ImportFact] = []
         self.all_names: list[str] | None = None
         self.scope = 0
@@ -106,7 +109,7 @@ class _Collector(FlowVisitors):
         return f"{owner}.{name}" if owner else name
 
     def use(self, chain: tuple[str, ...], kind: str, node: ast.AST) -> None:
-        self.uses.append(UseFact(self.scope, chain, kind, self.span(node)))
+        self.uses.add(self.scope, chain, kind, self.span(node), self.known_chains)
 
     # -- traversal -------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
@@ -253,7 +256,8 @@ class _Collector(FlowVisitors):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_Global(self, node: ast.Global) -> None:
-        self.scopes[self.scope].declared_global.update(node.names)
+        scope = self.scopes[self.scope]
+        scope.declared_global = scope.declared_global | set(node.names)
 
     def visit_Import(self, node: ast.Import) -> None:
         span = self.span(node)
@@ -355,7 +359,7 @@ def parse_facts(blob: str, data: bytes) -> ModuleFacts:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         message = f"{type(exc).__name__}: {getattr(exc, 'msg', None) or exc}"
         return ModuleFacts(
-            blob, [Scope("", "module", -1)], [], [], [], error=message[:300], lines=len(lines)
+            blob, [Scope("", "module", -1)], [], Uses(), [], error=message[:300], lines=len(lines)
         )
     collector = _Collector(blob, lines)
     try:
@@ -365,7 +369,7 @@ def parse_facts(blob: str, data: bytes) -> ModuleFacts:
             blob,
             [Scope("", "module", -1)],
             [],
-            [],
+            Uses(),
             [],
             error="RecursionError: too deeply nested",
             lines=len(lines),

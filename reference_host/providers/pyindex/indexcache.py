@@ -1,0 +1,115 @@
+"""The resolved tables of a whole tree's index (linking.Links) as a persistent cache entry.
+
+Resolving every use of a large tree is the costliest step of a provider restart after the parse
+(about 2.7 CPU-s for Django's 2,800 modules), and its result depends only on the tree: the sorted
+(path, blob id) pairs, whose digest names the entry, and the provider build, whose fingerprint
+names the directory (see diskcache.py). An entry is checked like a facts entry (format line,
+digest of the payload, the tree digest inside it); anything else is a miss and is removed, and the
+index is then resolved again from the facts. Strings are stored once in a table and references as
+columns of integers, so an entry is small and loading it shares every repeated id string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+from array import array
+from collections import defaultdict
+from typing import Any
+
+from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.linking import Links, Ref
+
+log = logging.getLogger("asp.python-inspect.cache")
+
+FORMAT = b"asp-index/1\n"
+DIGEST_BYTES = 16
+_SETS = ("deps", "rdeps", "module_rdeps", "type_rdeps")
+
+
+def encode(key: str, links: Links) -> bytes:
+    """The entry for the *links* of the tree whose digest is *key*."""
+    table: dict[str, int] = {}
+
+    def at(text: str) -> int:
+        found = table.get(text)
+        if found is None:
+            found = table[text] = len(table)
+        return found
+
+    names, spans = array("i"), array("i")
+    for ref in links.refs:
+        names.extend((at(ref.source), at(ref.target), at(ref.kind), at(ref.path)))
+        spans.extend(ref.span)
+    payload = marshal.dumps(
+        (
+            key,
+            list(table),
+            names.tobytes(),
+            spans.tobytes(),
+            [{k: sorted(v) for k, v in getattr(links, name).items()} for name in _SETS],
+            links.unresolved,
+            links.unresolved_at,
+        )
+    )
+    return FORMAT + hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() + payload
+
+
+def decode(key: str, data: bytes) -> Links | None:
+    """The links of an entry, or None when it is not a sound entry of tree *key*."""
+    head = len(FORMAT)
+    if not data.startswith(FORMAT) or len(data) < head + DIGEST_BYTES:
+        return None
+    digest, payload = data[head : head + DIGEST_BYTES], data[head + DIGEST_BYTES :]
+    if hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() != digest:
+        return None
+    try:
+        raw: Any = marshal.loads(payload)
+        stored, strings, name_bytes, span_bytes, sets, unresolved, unresolved_at = raw
+        if stored != key:
+            return None
+        names, spans = array("i"), array("i")
+        names.frombytes(name_bytes)
+        spans.frombytes(span_bytes)
+        if len(names) != len(spans):
+            return None
+        links = Links(unresolved=unresolved, unresolved_at=unresolved_at)
+        text, each, corner = strings.__getitem__, iter(names), iter(spans)
+        links.refs = [
+            Ref(text(source), text(target), text(kind), text(path), span)
+            for (source, target, kind, path), span in zip(
+                zip(each, each, each, each, strict=True),
+                zip(corner, corner, corner, corner, strict=True),
+                strict=True,
+            )
+        ]
+        refs_to, refs_from = links.refs_to, links.refs_from
+        for ref in links.refs:
+            refs_to[ref.target].append(ref)
+            refs_from[ref.source].append(ref)
+        for name, table in zip(_SETS, sets, strict=True):
+            tables: defaultdict[str, set[str]] = getattr(links, name)
+            for holder, members in table.items():
+                tables[holder] = set(members)
+        return links
+    except (ValueError, TypeError, EOFError, IndexError):
+        return None
+
+
+def load_links(cache: FactCache, key: str) -> Links | None:
+    """The cached links of tree *key*, or None (a miss; an unsound entry is removed)."""
+    data = cache.read_index(key)
+    if data is None:
+        return None
+    links = decode(key, data)
+    if links is None:
+        log.info("inspect cache: unsound index entry %s removed", key[:24])
+        cache.stats["errors"] += 1
+        cache.drop_index(key)
+    return links
+
+
+def store_links(cache: FactCache, key: str, links: Links) -> bool:
+    """Keep the links of tree *key* for the next provider (written behind the first answer)."""
+    return cache.write_index(key, encode(key, links))

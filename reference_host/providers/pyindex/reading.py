@@ -1,0 +1,160 @@
+"""Facts for many blobs: read through the host in batches, from memory, the persistent cache or a
+parse, with the host's next batch read while this process works on the current one.
+
+A readBlob batch costs the host (git objects, JSON) about as much as this process spends decoding
+and loading or parsing it; asked one after the other the two processes take turns and a restart
+takes their sum. So the next batch is requested as soon as the current one has arrived: at most one
+readBlob is outstanding at a time (the host's per-session budget counts the same calls), and the
+facts produced are the same, batch by batch, as reading in turn would produce.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import logging
+import multiprocessing
+import os
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+
+import anyio
+
+from asp_protocol.errors import AspError
+from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.engine import InspectEngine, parse_chunk
+from reference_host.providers.pyindex.facts import ModuleFacts
+
+log = logging.getLogger("asp.python-inspect.build")
+
+READ_BATCH = 256
+PARSE_WORKERS = min(2, os.cpu_count() or 1)
+MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
+POOL_CHUNK = 64
+
+Batch = tuple[dict[str, bytes], dict[str, AspError]]
+
+
+class _Ahead:
+    """One batch being read in the background: its result, or the exception the read raised."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.value: Batch | None = None
+        self.error: Exception | None = None
+
+    async def run(self, read: Callable[[], Awaitable[Batch]]) -> None:
+        try:
+            self.value = await read()
+        except Exception as exc:  # handed to the consumer, raised there as it would be in turn
+            self.error = exc
+        finally:
+            self.done.set()
+
+    async def result(self) -> Batch:
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.value is not None
+        return self.value
+
+
+async def read_facts(
+    engine: InspectEngine,
+    callbacks: HostCallbacks,
+    blobs: list[str],
+    advance: Callable[[int], None] | None = None,
+    batch: int = READ_BATCH,
+    workers: int = 0,
+    cache: FactCache | None = None,
+    fresh: list[ModuleFacts] | None = None,
+) -> dict[str, ModuleFacts]:
+    """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
+
+    Every blob not in memory is read from the host; its facts then come from the persistent
+    *cache* when it holds them, else from a parse, which is appended to *fresh* (for the caller to
+    store). With *workers* > 1 and enough blobs to parse, parsing runs in that many worker
+    processes (the bytes travel to them from this process; they read nothing themselves).
+    *advance* is told how many more blobs are done as they are.
+    """
+    out: dict[str, ModuleFacts] = {}
+    wanted = []
+    for blob in dict.fromkeys(blobs):
+        facts = engine.facts(blob)
+        if facts is not None:
+            out[blob] = facts
+        else:
+            wanted.append(blob)
+
+    def step(size: int) -> None:
+        if advance is not None and size:
+            advance(size)
+
+    step(len(out))
+    starts = list(range(0, len(wanted), batch))
+    if not starts:
+        return out
+    pooled = workers > 1 and len(wanted) >= MIN_POOL_BLOBS
+    pool: ProcessPoolExecutor | None = None
+    pending: list[Future[list[ModuleFacts]]] = []
+
+    def counted(size: int, future: Future[list[ModuleFacts]]) -> None:
+        if not future.exception():
+            step(size)
+
+    failed: Exception | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            try:
+                ahead = _Ahead()
+                tg.start_soon(ahead.run, functools.partial(callbacks.read_each, wanted[:batch]))
+                for following in [*starts[1:], None]:
+                    served, refused = await ahead.result()
+                    if following is not None:  # the host reads the next batch meanwhile
+                        ahead, chunk = _Ahead(), wanted[following : following + batch]
+                        tg.start_soon(ahead.run, functools.partial(callbacks.read_each, chunk))
+                    if refused:
+                        log.info("host refused %d blob(s)", len(refused))
+                    step(len(refused))
+                    if cache is not None and served:
+                        held = await anyio.to_thread.run_sync(cache.load_many, list(served))
+                        for blob, facts in held.items():
+                            out[blob] = engine.add_cached(facts)
+                            del served[blob]
+                        step(len(held))
+                    if pool is None and pooled and len(served) >= POOL_CHUNK:
+                        pool = ProcessPoolExecutor(
+                            workers,
+                            mp_context=multiprocessing.get_context("fork"),
+                            initializer=gc.disable,
+                        )
+                    if pool is None:
+                        parsed = await anyio.to_thread.run_sync(
+                            lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
+                        )
+                        out.update(parsed)
+                        if fresh is not None:
+                            fresh.extend(parsed.values())
+                        step(len(served))
+                        continue
+                    items = list(served.items())
+                    for at in range(0, len(items), POOL_CHUNK):
+                        part = items[at : at + POOL_CHUNK]
+                        future = pool.submit(parse_chunk, part, engine.max_file_bytes)
+                        future.add_done_callback(functools.partial(counted, len(part)))
+                        pending.append(future)
+            except Exception as exc:  # raised below, as itself (not in an exception group)
+                failed = exc
+                tg.cancel_scope.cancel()
+        if failed is not None:
+            raise failed
+        for future in pending:
+            for facts in await anyio.to_thread.run_sync(future.result):
+                out[facts.blob] = engine.add_parsed(facts)
+                if fresh is not None:
+                    fresh.append(facts)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return out
