@@ -110,3 +110,41 @@ def test_the_builtin_manifest_declares_the_cache_and_never_offers_the_workspace(
     monkeypatch.setenv(CACHE_ENV, "off")
     off = builtin_manifest(PYTHON_INSPECT, repo)
     assert off is not None and "--cache-dir" not in off.argv()
+
+
+async def index_entries_settle(cache: Path, count: int) -> int:
+    """The number of index entries once the provider has written *count* (it writes behind)."""
+    found = 0
+    for _ in range(600):
+        found = len(list(cache.glob("*/index-*/*.index")))
+        if found >= count:
+            return found
+        await anyio.sleep(0.05)
+    return found
+
+
+@pytest.mark.needs_definitions
+async def test_a_restarted_provider_reuses_the_resolved_index_only_for_the_same_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "user-cache" / "asp-bridge"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    repo = make_repo(tmp_path / "repo", generated(MODULES))
+
+    async with host(repo) as ctx:
+        first = await whole_answer(ctx)
+        assert graph_data(first)["indexFromCache"] is False
+        assert await index_entries_settle(cache, 1) == 1
+    async with host(repo) as ctx:  # a new provider: the same tree's index is read back
+        second = await whole_answer(ctx)
+        assert graph_data(second)["indexFromCache"] is True
+        assert callers_of(second) == callers_of(first)
+        assert second["coverage"]["exhaustive"] is True
+
+    write_files(repo, {"src/gen/mod_3.py": "def f_3(v):\n    return v\n"})
+    git(repo, "commit", "-qam", "mod_3 no longer rounds")
+    async with host(repo) as ctx:  # one blob changed: another tree, resolved again
+        third = await whole_answer(ctx)
+        assert graph_data(third)["indexFromCache"] is False
+        assert callers_of(third) == callers_of(first) - {"src/gen/mod_3.py::f_3"}
+    assert await index_entries_settle(cache, 2) == 2
