@@ -91,18 +91,14 @@ class LoopReceiveStream(ByteReceiveStream):
     """Reads a pipe fd on the event loop; EOF or a closed pipe ends the stream."""
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._protocol = _Reader()
+        self._fd, self._protocol = fd, _Reader()
         self._transport: asyncio.ReadTransport | None = None
-
-    async def _attach(self) -> None:
-        loop = asyncio.get_running_loop()
-        pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)
-        self._transport, _ = await loop.connect_read_pipe(lambda: self._protocol, pipe)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._transport is None:
-            await self._attach()
+            pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)
+            loop = asyncio.get_running_loop()
+            self._transport, _ = await loop.connect_read_pipe(lambda: self._protocol, pipe)
         protocol = self._protocol
         while not protocol.chunks:
             if protocol.eof:
@@ -131,19 +127,14 @@ class LoopSendStream(ByteSendStream):
     """Writes a pipe fd on the event loop; waits only while the pipe is full."""
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._protocol = PipeWriter()
+        self._fd, self._protocol = fd, PipeWriter()
         self._transport: asyncio.WriteTransport | None = None
-
-    async def _attach(self) -> None:
-        loop = asyncio.get_running_loop()
-        pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
-        self._transport, _ = await loop.connect_write_pipe(lambda: self._protocol, pipe)
 
     async def send(self, item: bytes) -> None:
         if self._transport is None:
-            await self._attach()
-        assert self._transport is not None
+            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            loop = asyncio.get_running_loop()
+            self._transport, _ = await loop.connect_write_pipe(lambda: self._protocol, pipe)
         if self._protocol.lost or self._transport.is_closing():
             raise anyio.BrokenResourceError
         self._transport.write(item)

@@ -119,10 +119,10 @@ class BridgeSettings(BaseModel):
 
     def text_limits(self) -> TextLimits:
         return TextLimits(
-            self.text_string_chars,
-            self.text_total_chars,
-            self.max_result_bytes,
-            self.structured_max_chars,
+            string_chars=self.text_string_chars,
+            total_chars=self.text_total_chars,
+            max_result_bytes=self.max_result_bytes,
+            structured_chars=self.structured_max_chars,
         )
 
 

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
+
 
 class HostClientError(Exception):
     """Base class for failures the host client itself detects."""
 
 
+@dataclass(eq=False)
 class HostUnavailable(HostClientError):
     """The host process is not running: it could not start, it exited, or it is down for good."""
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        exit_code: int | None = None,
-        stderr_tail: str = "",
-        permanent: bool = False,
-    ) -> None:
-        self.reason = reason
-        self.exit_code = exit_code
-        self.stderr_tail = stderr_tail
-        self.permanent = permanent
-        code = f" (exit code {exit_code})" if exit_code is not None else ""
-        super().__init__(f"{reason}{code}")
+    reason: str
+    _: KW_ONLY
+    exit_code: int | None = None
+    stderr_tail: str = field(default="", repr=False)  # untrusted host text: not in logs
+    permanent: bool = False
+
+    def __post_init__(self) -> None:
+        code = f" (exit code {self.exit_code})" if self.exit_code is not None else ""
+        super().__init__(f"{self.reason}{code}")
 
 
 class HostProtocolError(HostClientError):

@@ -81,6 +81,7 @@ class ReceiptRequest:
     policy_digest: str
     baseline: dict[str, Any]
     assurance: dict[str, Any]
+    call_site: str | None = None
 
     @cached_property
     def digest(self) -> str:
@@ -94,7 +95,6 @@ def build_receipt(
     coverage: dict[str, Any],
     parties: ReceiptParties = NO_PARTIES,
     *,
-    call_site: str | None = None,
     changeset_digest: str | None = None,
     capability_family: str = "check",
     proposal_id: str | None = None,
@@ -124,5 +124,7 @@ def build_receipt(
     }
     return {
         **receipt,
-        **present(callSite=call_site, changesetDigest=changeset_digest, proposalId=proposal_id),
+        **present(
+            callSite=request.call_site, changesetDigest=changeset_digest, proposalId=proposal_id
+        ),
     }

@@ -210,54 +210,43 @@ def _refused(state: BridgeRuntime, started: float, message: str) -> CallToolResu
     return state.failure(TOOL, METHOD, CALL_SITE, started, error)
 
 
+# The tool's arguments, declared once each (the SDK derives the input schema from them).
+VerbArg = Annotated[
+    Verb,
+    Field(
+        description="symbols: definitions of a file/directory (`path`), matching a name "
+        "(`symbol`) or of the workspace (neither); references / callers / callees of "
+        "`symbol`; impact: modules and tests importing the changed `path`, transitively."
+    ),
+]
+_PATH_DOC = "Workspace-relative file or directory (symbols, impact)."
+PathArg = Annotated[str | None, Field(min_length=1, max_length=1000, description=_PATH_DOC)]
+_SYMBOL_DOC = (
+    "Symbol id (`path::Qual.name`), dotted name (`pkg.mod.func`) or bare name; "
+    "for symbols, a name query (exact, glob or substring)."
+)
+SymbolArg = Annotated[str | None, Field(min_length=1, max_length=500, description=_SYMBOL_DOC)]
+_LIMIT_DOC = "Most items the provider returns (it says when it cut)."
+LimitArg = Annotated[int | None, Field(ge=1, le=10000, description=_LIMIT_DOC)]
+_CURSOR_DOC = "The `nextCursor` of the previous page of this same query."
+CursorArg = Annotated[str | None, Field(min_length=1, max_length=2000, description=_CURSOR_DOC)]
+_PAGE_BYTES_DOC = (
+    "Bytes per host page of the answer (host default 256 KiB); a later page "
+    "must ask with the same value. Text pages stay within the bridge's own size."
+)
+PageBytesArg = Annotated[
+    int | None, Field(ge=HOST_PAGE_BYTES[0], le=HOST_PAGE_BYTES[1], description=_PAGE_BYTES_DOC)
+]
+
+
 async def asp_inspect(
     ctx: Context,
-    verb: Annotated[
-        Verb,
-        Field(
-            description="symbols: definitions of a file/directory (`path`), matching a name "
-            "(`symbol`) or of the workspace (neither); references / callers / callees of "
-            "`symbol`; impact: modules and tests importing the changed `path`, transitively."
-        ),
-    ],
-    path: Annotated[
-        str | None,
-        Field(
-            min_length=1,
-            max_length=1000,
-            description="Workspace-relative file or directory (symbols, impact).",
-        ),
-    ] = None,
-    symbol: Annotated[
-        str | None,
-        Field(
-            min_length=1,
-            max_length=500,
-            description="Symbol id (`path::Qual.name`), dotted name (`pkg.mod.func`) or bare name; "
-            "for symbols, a name query (exact, glob or substring).",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        Field(ge=1, le=10000, description="Most items the provider returns (it says when it cut)."),
-    ] = None,
-    cursor: Annotated[
-        str | None,
-        Field(
-            min_length=1,
-            max_length=2000,
-            description="The `nextCursor` of the previous page of this same query.",
-        ),
-    ] = None,
-    page_bytes: Annotated[
-        int | None,
-        Field(
-            ge=HOST_PAGE_BYTES[0],
-            le=HOST_PAGE_BYTES[1],
-            description="Bytes per host page of the answer (host default 256 KiB); a later page "
-            "must ask with the same value. Text pages stay within the bridge's own size.",
-        ),
-    ] = None,
+    verb: VerbArg,
+    path: PathArg = None,
+    symbol: SymbolArg = None,
+    limit: LimitArg = None,
+    cursor: CursorArg = None,
+    page_bytes: PageBytesArg = None,
 ) -> Annotated[CallToolResult, Envelope]:
     started = time.perf_counter()
     state = runtime(ctx)

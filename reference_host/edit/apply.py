@@ -115,7 +115,13 @@ class Apply:
         }
         assurance = apply_assurance(self.ctx.assurance_mode)
         request = ReceiptRequest(
-            METHOD, self.params, self.clock, self.policy_digest, self.baseline, assurance
+            METHOD,
+            self.params,
+            self.clock,
+            self.policy_digest,
+            self.baseline,
+            assurance,
+            self.request.call_site,
         )
         parties = ReceiptParties(
             authority_evidence=self.evidence,
@@ -128,7 +134,6 @@ class Apply:
             {"rev": (after or self.baseline).get("rev", "")},
             coverage,
             parties,
-            call_site=self.request.call_site,
             capability_family="edit",
             proposal_id=self.request.proposal_id,
         )

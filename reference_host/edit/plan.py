@@ -26,10 +26,10 @@ from reference_host.context import HostContext
 from reference_host.coverage import no_provider
 from reference_host.edit.params import parse_plan_params
 from reference_host.edit.proposals import CachedProposal, proposal_receipt
-from reference_host.edit.targets import edit_requirements, edit_targets, judge_authority, propose
+from reference_host.edit.targets import edit_requirements, edit_targets, propose
 from reference_host.receipts import Clock, ReceiptRequest, assurance_block
 from reference_host.sessions.callbacks import EvaluationScope
-from reference_host.trust.targets import receipt_parties
+from reference_host.trust.targets import judge_authority, receipt_parties
 
 METHOD = "host/requestEditPlan"
 
@@ -110,7 +110,7 @@ async def request_edit_plan(
     for target in targets:
         scope = EvaluationScope(baseline=baseline, index=lambda: index, referenced={}, load=load)
         await propose(ctx, target, provider_params, scope, request.scope_paths, deadline)
-        judge_authority(ctx, target, policy, request.call_site)
+        target.granted = judge_authority(ctx, target, policy, request.call_site)
         asked.append(target)
         if target.plan is not None and (chosen is None or chosen.plan is None):
             chosen = target  # the first acceptable plan, replaced only by a non-unsupported one
@@ -146,11 +146,11 @@ async def request_edit_plan(
     }
     assurance = assurance_block(ctx.assurance_mode)
     receipt = proposal_receipt(
-        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance),
+        ReceiptRequest(
+            METHOD, params, clock, policy.digest, baseline, assurance, request.call_site
+        ),
         plan,
         coverage,
         receipt_parties(asked, ran),
-        proposal_id,
-        request.call_site,
     )
     return {"proposal": plan, "receipt": receipt}

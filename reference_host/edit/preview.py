@@ -93,6 +93,5 @@ def proposal_preview(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any]
         cached.plan,
         no_coverage(),
         parties,
-        cached.proposal_id,
     )
     return {"proposalId": cached.proposal_id, "files": files, "receipt": receipt}

@@ -58,12 +58,7 @@ class ProposalStore:
 
 
 def proposal_receipt(
-    request: ReceiptRequest,
-    plan: dict[str, Any],
-    coverage: dict[str, Any],
-    parties: ReceiptParties,
-    proposal_id: str,
-    call_site: str | None = None,
+    request: ReceiptRequest, plan: dict[str, Any], coverage: dict[str, Any], parties: ReceiptParties
 ) -> dict[str, Any]:
     """The `edit-request` receipt of a plan or of its preview.
 
@@ -77,7 +72,6 @@ def proposal_receipt(
         valid_as_of,
         coverage,
         parties,
-        call_site=call_site,
         capability_family="edit",
-        proposal_id=proposal_id,
+        proposal_id=plan["proposalId"],
     )

@@ -11,13 +11,12 @@ inspect; a session that asked for write access is never sent a request.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
-from asp_protocol.vocabulary import CallSite, DegradationReason
+from asp_protocol.vocabulary import CallSite, CapabilityFamily
 from reference_host.context import HostContext
-from reference_host.coverage import add_degradation
 from reference_host.edit.plan_checks import PlanCheck, check_plan
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.edit_session import EditProviderSession
@@ -32,6 +31,7 @@ class EditTarget(ProviderTarget):
 
     plan: dict[str, Any] | None = None
     granted: bool = False
+    family: ClassVar[CapabilityFamily] = "edit"
 
 
 def edit_requirements(policy: EffectivePolicy, call_site: CallSite) -> list[Requirement]:
@@ -58,19 +58,6 @@ def edit_targets(
     return targets or [EditTarget(*ids) for ids in advisory_ids(ctx.providers, "edit")]
 
 
-def judge_authority(
-    ctx: HostContext, target: EditTarget, policy: EffectivePolicy, call_site: CallSite
-) -> None:
-    """Authority evidence for a pinned target (an advisory one has none and is never granted)."""
-    if target.pin is None or target.requirement_id is None:
-        return
-    check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
-    target.evidence, target.granted = evidence, check.granted
-    target.provenance = ctx.provenance(target.provider_id, "edit", check)
-    if not check.granted:
-        add_degradation(target, "edit", "missing-authority", check.mismatch_detail)
-
-
 async def propose(
     ctx: HostContext,
     target: EditTarget,
@@ -80,9 +67,6 @@ async def propose(
     deadline: float,
 ) -> None:
     """Ask *target* for a plan; on success `target.plan` is set, else a degradation is added."""
-
-    def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
-        add_degradation(target, "edit", reason, detail, state)
 
     target.provenance = target.provenance or ctx.provenance(target.provider_id, "edit")
     try:
@@ -105,7 +89,7 @@ async def propose(
                 served=scope.served | session.served_ever,
             )
     except SessionFailure as failure:
-        return degrade(failure.reason, failure.detail, failure.state)
+        return target.degrade(failure.reason, failure.detail, failure.state)
     if check.plan is None:
-        return degrade(check.reason or "malformed", check.detail, session.state)
+        return target.degrade(check.reason or "malformed", check.detail, session.state)
     target.plan = check.plan

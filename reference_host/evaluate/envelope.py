@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from asp_protocol.vocabulary import CallSite
-from reference_host.context import HostContext
 from reference_host.evaluate.decision import Outcome
 from reference_host.receipts import (
-    Clock,
     ReceiptParties,
     ReceiptRequest,
     assurance_block,
@@ -21,36 +18,30 @@ from reference_host.receipts import (
 )
 
 
-def decision_envelope(
-    ctx: HostContext,
-    outcome: Outcome,
-    *,
-    clock: Clock,
-    method: str,
-    raw_params: Any,
-    call_site: CallSite,
-    policy_digest: str,
-    baseline: dict[str, Any],
-    changeset_digest: str | None,
-    notes: str = "",
-) -> dict[str, Any]:
-    """The evaluateChangesetResult for *outcome*, valid as of *baseline*'s rev and the blobs read.
-
-    `pass` is derived from the decision here and nowhere else; `changesetDigest` is present
-    whenever the request carried a ChangeSet the host could digest. *notes* (settings in force,
-    mapped asp/0.1 answers) extend `assurance.detail`, which the receipt binds too.
-    """
-    valid: dict[str, Any] = {"rev": baseline["rev"]}
-    if outcome.blobs:
-        valid["blobs"] = outcome.blobs
-    assurance = assurance_block(ctx.assurance_mode)
+def evaluation_assurance(mode: str, notes: str = "") -> dict[str, Any]:
+    """The assurance block of an evaluation; *notes* (settings in force, mapped asp/0.1 answers)
+    extend its `detail`, which the receipt binds too."""
+    assurance = assurance_block(mode)
     if notes:
         assurance["detail"] = f"{assurance['detail']}. {notes}"
-    request = ReceiptRequest(method, raw_params, clock, policy_digest, baseline, assurance)
+    return assurance
+
+
+def decision_envelope(
+    request: ReceiptRequest, outcome: Outcome, changeset_digest: str | None
+) -> dict[str, Any]:
+    """The evaluateChangesetResult for *outcome*, valid as of the baseline's rev and the blobs read.
+
+    `pass` is derived from the decision here and nowhere else; `changesetDigest` is present
+    whenever the request carried a ChangeSet the host could digest.
+    """
+    valid: dict[str, Any] = {"rev": request.baseline["rev"]}
+    if outcome.blobs:
+        valid["blobs"] = outcome.blobs
     envelope: dict[str, Any] = {
         "pass": outcome.decision == "allow",
         "decision": outcome.decision,
-        "callSite": call_site,
+        "callSite": request.call_site,
         "requestDigest": request.digest,
     }
     if changeset_digest is not None:
@@ -58,10 +49,10 @@ def decision_envelope(
     envelope.update(
         findings=outcome.findings,
         coverage=outcome.coverage,
-        policyDigest=policy_digest,
+        policyDigest=request.policy_digest,
         authorityEvidence=outcome.authority_evidence,
         validAsOf=valid,
-        assurance=assurance,
+        assurance=request.assurance,
         receipt=build_receipt(
             "evaluate",
             request,
@@ -72,7 +63,6 @@ def decision_envelope(
                 provider_ids=outcome.provider_ids,
                 provenance=outcome.provenance,
             ),
-            call_site=call_site,
             changeset_digest=changeset_digest,
         ),
     )

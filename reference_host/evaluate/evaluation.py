@@ -29,7 +29,7 @@ from reference_host.candidate import (
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.evaluate.decision import ProviderRun, decide
-from reference_host.evaluate.envelope import decision_envelope
+from reference_host.evaluate.envelope import decision_envelope, evaluation_assurance
 from reference_host.evaluate.params import METHOD, EvaluateRequest, parse_params
 from reference_host.evaluate.path_coverage import (
     changed_paths,
@@ -37,7 +37,7 @@ from reference_host.evaluate.path_coverage import (
     unanalysed_degradations,
 )
 from reference_host.evaluate.runs import ProviderRuns
-from reference_host.receipts import Clock, provider_notes
+from reference_host.receipts import Clock, ReceiptRequest, provider_notes
 from reference_host.repo.workspace import WorkTreeState
 from reference_host.trust.policy import POLICY_PATH, touches_policy
 
@@ -141,18 +141,17 @@ class Evaluation:
                 missing = unanalysed(changed_paths(request.changeset), covered)
                 host_degraded.extend(unanalysed_degradations(missing, required))
         outcome = decide(request.call_site, required, runs, host_degraded)
-        return decision_envelope(
-            ctx,
-            outcome,
-            clock=clock,
-            method=METHOD,
-            raw_params=self.raw_params,
-            call_site=request.call_site,
-            policy_digest=policy.digest,
-            baseline=self.baseline,
-            changeset_digest=self.digest,
-            notes=provider_notes(self.providers.notes),
+        assurance = evaluation_assurance(ctx.assurance_mode, provider_notes(self.providers.notes))
+        receipt_request = ReceiptRequest(
+            METHOD,
+            self.raw_params,
+            clock,
+            policy.digest,
+            self.baseline,
+            assurance,
+            request.call_site,
         )
+        return decision_envelope(receipt_request, outcome, self.digest)
 
     async def _workspace_written(
         self, before: WorkTreeState, runs: list[ProviderRun]

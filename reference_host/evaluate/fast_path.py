@@ -14,8 +14,8 @@ from asp_protocol.vocabulary import CALL_SITES, CallSite
 from reference_host.context import HostContext
 from reference_host.coverage import degradation
 from reference_host.evaluate.decision import decide
-from reference_host.evaluate.envelope import decision_envelope
-from reference_host.receipts import Clock
+from reference_host.evaluate.envelope import decision_envelope, evaluation_assurance
+from reference_host.receipts import Clock, ReceiptRequest
 
 
 def fast_path_envelope(ctx: HostContext, method: str, params: Any) -> dict[str, Any]:
@@ -33,14 +33,9 @@ def fast_path_envelope(ctx: HostContext, method: str, params: Any) -> dict[str, 
         degradation(method, "lattice-fast-path", detail, requirement=r) for r in required
     ] or [degradation(method, "lattice-fast-path", detail)]
     changeset = params.get("changeset") if isinstance(params, dict) else None
-    return decision_envelope(
-        ctx,
-        decide(call_site, required, [], attempt),
-        clock=clock,
-        method=method,
-        raw_params=params,
-        call_site=call_site,
-        policy_digest=policy.digest,
-        baseline=state.baseline(),
-        changeset_digest=changeset_digest(changeset) if isinstance(changeset, dict) else None,
+    assurance = evaluation_assurance(ctx.assurance_mode)
+    request = ReceiptRequest(
+        method, params, clock, policy.digest, state.baseline(), assurance, call_site
     )
+    digest = changeset_digest(changeset) if isinstance(changeset, dict) else None
+    return decision_envelope(request, decide(call_site, required, [], attempt), digest)

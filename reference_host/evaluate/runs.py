@@ -6,7 +6,7 @@ requirement (authority, assurance) as `ProviderRun`s for `decision.decide`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -48,23 +48,20 @@ def _degrader(run: ProviderRun, state: LifecycleState | None) -> Any:
     return add
 
 
+@dataclass
 class ProviderRuns:
     """Runs the check providers the policy pins for one `host/evaluateChangeset` request."""
 
-    def __init__(
-        self,
-        ctx: HostContext,
-        request: EvaluateRequest,
-        digest: str,
-        rpc: RequestContext | None,
-    ) -> None:
-        self.ctx = ctx
-        self.request = request
-        self.rpc = rpc
-        self.baseline = request.changeset["baseline"]
-        self.digest = digest
-        # Host-authored notes per provider (mapped 0.1 answers, settings in force) for the result.
-        self.notes: dict[str, list[str]] = {}
+    ctx: HostContext
+    request: EvaluateRequest
+    digest: str  # of the request's ChangeSet
+    rpc: RequestContext | None
+    # Host-authored notes per provider (mapped 0.1 answers, settings in force) for the result.
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> dict[str, Any]:
+        return self.request.changeset["baseline"]  # type: ignore[no-any-return]
 
     async def invoke(
         self,

@@ -42,10 +42,10 @@ from reference_host.inspect.paging import (
 )
 from reference_host.inspect.params import METHOD, parse_params, provider_params
 from reference_host.inspect.snapshots import snapshot, work_tree_state
-from reference_host.inspect.targets import inspect_targets, judge_authority, run_target
+from reference_host.inspect.targets import inspect_targets, run_target
 from reference_host.receipts import Clock, ReceiptRequest, assurance_block, build_receipt
 from reference_host.repo.workspace import WorkTreeState
-from reference_host.trust.targets import receipt_parties
+from reference_host.trust.targets import judge_authority, receipt_parties
 
 
 def _effective_baseline(
@@ -121,7 +121,8 @@ async def query_inspect(
                     run_target, ctx, target, request, provider_request, scope, allowed, deadline
                 )
     for target in targets:
-        judge_authority(ctx, target, policy, call_site)
+        if not judge_authority(ctx, target, policy, call_site) and target.pin is not None:
+            target.ran = False  # an ungranted answer covers nothing
         if target.result is None or not target.ran:
             continue
         size = oversized(target.result, bound)
@@ -152,11 +153,10 @@ async def query_inspect(
     assurance = assurance_block(ctx.assurance_mode)
     receipt = build_receipt(
         "inspect",
-        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance),
+        ReceiptRequest(METHOD, params, clock, policy.digest, baseline, assurance, call_site),
         valid,
         coverage,
         receipt_parties(targets, ran),
-        call_site=call_site,
         capability_family="inspect",
     )
     results = [

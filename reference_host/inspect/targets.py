@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
-from asp_protocol.vocabulary import CallSite, DegradationReason
+from asp_protocol.vocabulary import CallSite, CapabilityFamily, DegradationReason
 from reference_host.context import HostContext
-from reference_host.coverage import add_degradation
 from reference_host.inspect.answer_checks import check_inspect_result
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.inspect_session import InspectProviderSession
@@ -26,6 +25,7 @@ class Target(ProviderTarget):
     blobs: tuple[str, ...] = ()
     truncated: bool = False
     ran: bool = False
+    family: ClassVar[CapabilityFamily] = "inspect"
 
 
 def inspect_targets(
@@ -56,9 +56,6 @@ async def run_target(
     allowed: Set[str],
     deadline: float,
 ) -> None:
-    def degrade(reason: DegradationReason, detail: str, state: str | None = None) -> None:
-        add_degradation(target, "inspect", reason, detail, state)
-
     try:
         session = await ctx.supervisor.serving_session(
             target.provider_id, scope.baseline, deadline, "inspect"
@@ -67,7 +64,7 @@ async def run_target(
         target.provenance = ctx.provenance(target.provider_id, "inspect")
         method = session.method_for(request["verb"])
         if method is None:
-            return degrade(
+            return target.degrade(
                 "unsupported",
                 f"provider does not advertise the {request['verb']} verb",
                 session.state,
@@ -84,9 +81,9 @@ async def run_target(
                 served_ever=session.served_ever,
             )
     except SessionFailure as failure:
-        return degrade(failure.reason, failure.detail, failure.state)
+        return target.degrade(failure.reason, failure.detail, failure.state)
     if check.result is None:
-        return degrade(
+        return target.degrade(
             cast(DegradationReason, check.reason or "malformed"), check.detail, session.state
         )
     target.result, target.blobs, target.truncated, target.ran = (
@@ -95,17 +92,3 @@ async def run_target(
         check.truncated,
         True,
     )
-
-
-def judge_authority(
-    ctx: HostContext, target: Target, policy: EffectivePolicy, call_site: CallSite
-) -> None:
-    if target.pin is None or target.requirement_id is None:
-        return
-    pin_check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
-    target.evidence = evidence
-    if target.provenance is not None:
-        target.provenance = ctx.provenance(target.provider_id, "inspect", pin_check)
-    if not pin_check.granted:
-        target.ran = False
-        add_degradation(target, "inspect", "missing-authority", pin_check.mismatch_detail)

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from asp_protocol.vocabulary import CapabilityFamily
+from asp_protocol.vocabulary import CallSite, CapabilityFamily, DegradationReason
+from reference_host.coverage import add_degradation
 from reference_host.receipts import ReceiptParties
 from reference_host.trust.manifests import InstalledProvider
-from reference_host.trust.policy import PinnedProvider, Requirement
+from reference_host.trust.policy import EffectivePolicy, PinnedProvider, Requirement
+
+if TYPE_CHECKING:  # the context holds the trust objects; only its type is needed here
+    from reference_host.context import HostContext
 
 
 @dataclass
@@ -32,6 +36,11 @@ class ProviderTarget:
     degraded: list[dict[str, Any]] = field(default_factory=list)
     evidence: dict[str, Any] | None = None
     provenance: dict[str, Any] | None = None
+    family: ClassVar[CapabilityFamily]
+
+    def degrade(self, reason: DegradationReason, detail: str, state: str | None = None) -> None:
+        """Record a degradation of this provider, for its requirement and the target's family."""
+        add_degradation(self, self.family, reason, detail, state)
 
 
 def advisory_ids(
@@ -54,6 +63,23 @@ def pins_of(
         for role, requirement in requirements
         for pin in requirement.authority.providers
     ]
+
+
+def judge_authority(
+    ctx: HostContext, target: ProviderTarget, policy: EffectivePolicy, call_site: CallSite
+) -> bool:
+    """Judge a pinned target's answer against its pin: evidence, provenance, and a
+    `missing-authority` degradation when not granted. An advisory target has no pin: never granted.
+    """
+    if target.pin is None or target.requirement_id is None:
+        return False
+    check, evidence = ctx.authority(target.pin, target.requirement_id, policy, call_site)
+    target.evidence = evidence
+    if target.provenance is not None:  # only a provider that was launched has provenance
+        target.provenance = ctx.provenance(target.provider_id, target.family, check)
+    if not check.granted:
+        target.degrade("missing-authority", check.mismatch_detail)
+    return check.granted
 
 
 def receipt_parties(targets: Iterable[ProviderTarget], ran: list[str]) -> ReceiptParties:
