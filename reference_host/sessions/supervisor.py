@@ -122,9 +122,6 @@ class Supervisor:
         self.records: dict[str, ProviderRecord] = {}
         self._tg: TaskGroup | None = None
 
-    def attach(self, tg: TaskGroup) -> None:
-        self._tg = tg
-
     def record(self, provider_id: str) -> ProviderRecord:
         record = self.records.get(provider_id)
         if record is None:
@@ -132,29 +129,15 @@ class Supervisor:
             self.records[provider_id] = record
         return record
 
-    async def serving_session(
-        self, provider_id: str, baseline: dict[str, Any], deadline: float, family: CapabilityFamily
-    ) -> ProviderSession:
-        """`session_for` within *deadline*, refusing a session that asked for write access at
-        initialize: the host serves such a provider no content and sends it no request."""
-        session = await self.session_for(
-            provider_id, baseline, deadline - anyio.current_time(), family
-        )
-        if session.requests_write:
-            raise SessionFailure(
-                "direct-write-risk",
-                session.state,
-                f"{family} provider requested write access at initialize; no content served, "
-                "no request sent (the host writes, providers propose)",
-                counts=False,
-            )
-        return session
+    def attach(self, tg: TaskGroup) -> None:
+        self._tg = tg
 
     async def session_for(
         self,
         provider_id: str,
         baseline: dict[str, Any],
         timeout: float,
+        *,
         family: CapabilityFamily = "check",
     ) -> ProviderSession:
         """A live session initialized for capability *family*: the warm one of that family, or a
@@ -209,6 +192,24 @@ class Supervisor:
                 raise
             record.lifecycle = session.state
             return session
+
+    async def serving_session(
+        self, provider_id: str, baseline: dict[str, Any], deadline: float, family: CapabilityFamily
+    ) -> ProviderSession:
+        """`session_for` within *deadline*, refusing a session that asked for write access at
+        initialize: the host serves such a provider no content and sends it no request."""
+        session = await self.session_for(
+            provider_id, baseline, deadline - anyio.current_time(), family=family
+        )
+        if session.requests_write:
+            raise SessionFailure(
+                "direct-write-risk",
+                session.state,
+                f"{family} provider requested write access at initialize; no content served, "
+                "no request sent (the host writes, providers propose)",
+                counts=False,
+            )
+        return session
 
     async def request(
         self,
