@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 HOST_OWNED_FIELDS: frozenset[str] = frozenset(
@@ -35,6 +36,19 @@ HOST_OWNED_FIELDS: frozenset[str] = frozenset(
 
 
 _CONTAINERS = (dict, list)
+# a quoted host-owned name; the lookahead on the first letters makes most quotes fail at once
+_QUOTED_KEY = re.compile(
+    '"(?=[' + "".join(sorted({n[0] for n in HOST_OWNED_FIELDS})) + "])"
+    "(?:" + "|".join(sorted(HOST_OWNED_FIELDS)) + ')"'
+)
+
+
+def dumped_text_may_hold_host_owned(text: str) -> bool:
+    """False only when *text*, which `json.dumps` wrote, cannot hold a host-owned key: it writes
+    every key quoted and never escapes ASCII letters, which is all these names are made of. (Not
+    for text from elsewhere: a peer may write a key with `\\u` escapes.) True also when a name
+    merely occurs as a string value; the caller then walks the value itself."""
+    return _QUOTED_KEY.search(text) is not None
 
 
 def has_host_owned_fields(value: Any) -> bool:

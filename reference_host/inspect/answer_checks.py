@@ -8,11 +8,12 @@ coverage (`malformed` or `stale`), never passed through.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
-from asp_protocol.host_owned import find_host_owned_fields
+from asp_protocol.host_owned import dumped_text_may_hold_host_owned, find_host_owned_fields
 from asp_protocol.vocabulary import OUTER_BLOB_REF
 
 NODE_KINDS = frozenset({"file", "module", "class", "function", "type", "test"})
@@ -35,6 +36,7 @@ class InspectCheck:
     detail: str = ""
     blobs: tuple[str, ...] = ()
     truncated: bool = False
+    size: int = 0  # bytes of the provider's page as JSON
 
 
 def _bad(reason: str, detail: str) -> InspectCheck:
@@ -79,7 +81,10 @@ def check_inspect_result(
     """Validate one provider answer and project it onto `inspectProviderGraphResult`."""
     if not isinstance(raw, dict):
         return _bad("malformed", "inspect result is not an object")
-    forged = find_host_owned_fields(raw)
+    # written once (decoded JSON always dumps): the page's size, and a text search that spares
+    # the walk over every container unless a host-owned name occurs at all
+    text = json.dumps(raw, separators=(",", ":"))
+    forged = find_host_owned_fields(raw) if dumped_text_may_hold_host_owned(text) else []
     if forged:
         return _bad(
             "malformed", f"provider answer carries host-owned field(s): {', '.join(forged[:5])}"
@@ -140,7 +145,7 @@ def check_inspect_result(
             "data": data,
             "validAsOf": host_valid,
         }
-        return InspectCheck(result, blobs=unique, truncated=truncated)
+        return InspectCheck(result, blobs=unique, truncated=truncated, size=len(text))
     if set(raw) - GRAPH_KEYS:
         return _bad(
             "malformed",
@@ -157,4 +162,6 @@ def check_inspect_result(
         "data": data,
         "validAsOf": host_valid,
     }
-    return InspectCheck(result, blobs=unique, truncated=data.get("truncated") is True)
+    return InspectCheck(
+        result, blobs=unique, truncated=data.get("truncated") is True, size=len(text)
+    )

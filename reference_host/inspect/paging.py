@@ -81,9 +81,9 @@ def provider_page_bytes(bound: int) -> int:
     return max(MIN_PAGE_BYTES, (bound - ENVELOPE_BYTES) * 55 // 100)
 
 
-def oversized(result: dict[str, Any], bound: int) -> int | None:
-    """The size of a provider page larger than *bound* allows, else None."""
-    size = len(json.dumps(result, separators=(",", ":")))
+def oversized(size: int, bound: int) -> int | None:
+    """*size* (of a provider page as JSON, measured when it was checked) when it is larger than
+    *bound* allows, else None."""
     return size if size > provider_page_bytes(bound) + PAGE_SLACK_BYTES else None
 
 

@@ -125,7 +125,7 @@ async def query_inspect(
             target.ran = False  # an ungranted answer covers nothing
         if target.result is None or not target.ran:
             continue
-        size = oversized(target.result, bound)
+        size = oversized(target.size, bound)
         if size is not None:
             target.result, target.ran = None, False
             target.degraded.append(

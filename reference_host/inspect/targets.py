@@ -26,6 +26,7 @@ class Target(ProviderTarget):
     truncated: bool = False
     ran: bool = False
     family: ClassVar[CapabilityFamily] = "inspect"
+    size: int = 0  # bytes of the provider's page as JSON (answer_checks.InspectCheck.size)
 
 
 def inspect_targets(
@@ -92,3 +93,4 @@ async def run_target(
         check.truncated,
         True,
     )
+    target.size = check.size
