@@ -8,6 +8,7 @@ caller reports the path degraded as too large. Nothing here writes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
@@ -25,8 +26,10 @@ MAX_BLOB_BYTES = 16 * 1024 * 1024
 _HASH_CACHE_ENTRIES = 20_000
 
 
+@functools.lru_cache(maxsize=65536)
 def uncarried_reason(path: str) -> str | None:
-    """Why *path* cannot be named in a ChangeSet, or None when it can."""
+    """Why *path* cannot be named in a ChangeSet, or None when it can (remembered: a status asks
+    again for the same paths every time)."""
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
@@ -75,9 +78,10 @@ class WorkFiles:
     def __init__(self, root: Path, max_blob_bytes: int = MAX_BLOB_BYTES) -> None:
         self.root = root
         self.real_root = root.resolve()
-        self._root = str(root)
+        self._prefix = os.path.join(str(root), "")
         self._real = str(self.real_root)
         self._real_prefix = os.path.join(self._real, "")
+        self._as_real = self._prefix == self._real_prefix  # the root was named by its real path
         self.max_blob_bytes = max_blob_bytes
         self._hashes: OrderedDict[tuple[str, int, int, int, int], FileHash] = OrderedDict()
         self._lock = threading.Lock()
@@ -85,20 +89,34 @@ class WorkFiles:
     def _inside(self, path: str, seen: dict[str, bool] | None = None) -> str | None:
         """The full path, or None when a directory on the way leads out of the workspace.
 
-        *seen* remembers, for one batch of paths read together, which parent directories were
-        found inside (a status compares many files of few directories)."""
-        full = os.path.join(self._root, path)
-        parent = os.path.dirname(path)
-        inside = None if seen is None else seen.get(parent)
+        *seen* remembers, for one batch of paths read together, which directories were found
+        inside (a status compares many files of few directories)."""
+        inside = self._dir_inside(path.rpartition("/")[0], {} if seen is None else seen)
+        return self._prefix + path if inside else None
+
+    def _dir_inside(self, directory: str, seen: dict[str, bool]) -> bool:
+        """Whether *directory* (relative, "" for the root) resolves inside the real root."""
+        inside = seen.get(directory)
         if inside is None:
-            try:
-                real = os.path.realpath(os.path.join(self._root, parent))
-                inside = real == self._real or real.startswith(self._real_prefix)
-            except (OSError, ValueError):
-                inside = False
-            if seen is not None:
-                seen[parent] = inside
-        return full if inside else None
+            inside = seen[directory] = self._check_dir(directory, seen)
+        return inside
+
+    def _check_dir(self, directory: str, seen: dict[str, bool]) -> bool:
+        """One lstat per directory: a real directory under an inside parent is inside; a symlink
+        (or a root not named by its real path) is inside when its resolved target is."""
+        if directory and not self._dir_inside(directory.rpartition("/")[0], seen):
+            return False
+        full = self._prefix + directory
+        try:
+            mode = os.lstat(full).st_mode
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISDIR(mode) and (directory or self._as_real):
+            return True
+        if stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+            real = os.path.realpath(full)
+            return real == self._real or real.startswith(self._real_prefix)
+        return False
 
     def _entry(self, path: str, seen: dict[str, bool] | None = None) -> _Entry | None:
         """A symlink or regular file inside the workspace, else None; raises what `os` raises."""
