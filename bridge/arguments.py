@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+if TYPE_CHECKING:  # imported when a call is refused (rare), not on every bridge start
+    from jsonschema.exceptions import ValidationError
 
 _ECHO = 60
 _ALLOWED_SHOWN = 12
@@ -70,6 +70,9 @@ def _echo(value: Any) -> str:
 
 def problem(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
     """The first argument problem as one line, or None when *arguments* fit *schema*."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
     errors = list(Draft202012Validator(dict(schema)).iter_errors(dict(arguments)))
     if not errors:
         return None

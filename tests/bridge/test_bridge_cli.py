@@ -157,3 +157,24 @@ async def test_a_client_configured_from_client_config_gets_labelled_tools(
         } <= tools
         envelope = assert_labelled(await session.call_tool("asp_status", {}), is_error=False)
     assert envelope["hostResult"]["workspace"]["root"] == str(repo.resolve())
+
+
+def test_serve_loads_only_its_own_subcommand_and_no_refusal_helpers() -> None:
+    """A bridge start pays for the SDK, not for `bakeoff`, `migration-check` or jsonschema (used
+    only to explain a refused call); `--help` still lists every subcommand."""
+    probe = (
+        "import sys\n"
+        "from bridge.commands import build_parser\n"
+        "import bridge.commands.serve as serve\n"
+        "build_parser('serve').parse_args(['serve', '--repo', '.'])\n"
+        "serve.load_sdk()\n"
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('bridge.commands.', 'bridge.ext.bakeoff', 'jsonschema'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['bridge.commands.common',", "'bridge.commands.serve']"]
+    usage = subprocess.run(
+        [sys.executable, "-m", "bridge", "--help"], capture_output=True, text=True, check=True
+    )
+    for name in ("serve", "call", "client-config", "bakeoff", "migration-check"):
+        assert name in usage.stdout
