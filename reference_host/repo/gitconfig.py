@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,12 +59,22 @@ def system_config_path(argv: list[str], env: Mapping[str, str], cwd: Path) -> st
 
 
 def _read(path: str) -> bytes | None:
-    """The file's bytes, None when it does not exist; raises OSError when it cannot be settled."""
+    """The file's bytes, None when it does not exist; raises OSError when it cannot be settled
+    (not a regular file, too large). Raw `os` calls: this runs on every status."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(CONFIG_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > CONFIG_BYTES:
+            raise OSError("config file not fingerprinted")
+        chunks = [os.read(fd, info.st_size + 1)]
+        while chunks[-1] and sum(map(len, chunks)) <= CONFIG_BYTES:
+            chunks.append(os.read(fd, CONFIG_BYTES))
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     if len(data) > CONFIG_BYTES:
         raise OSError("config file too large to fingerprint")
     return data
@@ -107,7 +118,7 @@ def config_key(root: Path, env: Mapping[str, str], system: str | None) -> Config
         parts, git_dir, common_dir = _git_dirs(root)
         files = [system, "/etc/gitconfig", *_global_paths(env)]
         files += [os.path.join(common_dir, "config"), os.path.join(git_dir, "config.worktree")]
-        for path in files:
+        for path in dict.fromkeys(files):
             data = _read(path)
             if data is not None and b"include" in data.lower():
                 return None

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from reference_host.repo.git import GitRunner, git_env
+from reference_host.repo.gitconfig import CONFIG_BYTES, config_key
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
 from tests.support.hostile_repo import marker, marker_runs
@@ -116,3 +117,21 @@ def test_driver_names_are_reused_only_while_the_configuration_is_unchanged(
     runner.refresh_drivers()
     runner.refresh_drivers()
     assert runner.driver_reads == 4, "a configuration with an include is read again every time"
+
+
+def test_no_key_when_a_config_file_cannot_be_settled(tmp_path: Path) -> None:
+    """A FIFO (never opened blocking), an oversized file or an include: git is asked every time."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    system = str(tmp_path / "no-system-config")
+    assert config_key(repo, env, system) is not None
+    assert config_key(repo, env, None) is None, "git did not say where its system file is"
+    os.mkfifo(home / ".gitconfig")
+    assert config_key(repo, env, system) is None
+    (home / ".gitconfig").unlink()
+    (home / ".gitconfig").write_text("# " + "x" * CONFIG_BYTES + "\n")
+    assert config_key(repo, env, system) is None
+    (home / ".gitconfig").write_text("[Include]\n\tpath = elsewhere\n")
+    assert config_key(repo, env, system) is None
