@@ -69,6 +69,19 @@ class UseFact(NamedTuple):
 
 USE_KINDS = ("call", "load", "base", "decorator")
 _KIND_CODES = {kind: code for code, kind in enumerate(USE_KINDS)}
+_NUMBERS: list[int] = list(range(1024))
+_MAX_SHARED = 1 << 20
+
+
+def shared_numbers(values: array[int]) -> Iterator[int]:
+    """*values* as Python ints, the same int object for the same number: CPython makes a new
+    object for every int above 256 read out of an array, and the spans of a large tree's
+    references hold hundreds of thousands of line numbers (28 bytes each, about 7 MiB on Django)."""
+    if not values or min(values) < 0 or (top := max(values)) >= _MAX_SHARED:
+        return iter(values)
+    if top >= len(_NUMBERS):
+        _NUMBERS.extend(range(len(_NUMBERS), top + 1))
+    return map(_NUMBERS.__getitem__, values)
 
 
 class Uses:
@@ -108,7 +121,7 @@ class Uses:
         return len(self.scopes)
 
     def __iter__(self) -> Iterator[UseFact]:
-        chains, kinds, corner = self.chains, USE_KINDS, iter(self.spans)
+        chains, kinds, corner = self.chains, USE_KINDS, shared_numbers(self.spans)
         for scope, kind, number, span in zip(
             self.scopes,
             self.kinds,

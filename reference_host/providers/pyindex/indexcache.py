@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Any
 
 from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.factmodel import shared_numbers
 from reference_host.providers.pyindex.linking import Links, Ref
 
 log = logging.getLogger("asp.python-inspect.cache")
@@ -75,9 +76,9 @@ def decode(key: str, data: bytes) -> Links | None:
         if len(names) != len(spans):
             return None
         links = Links(unresolved=unresolved, unresolved_at=unresolved_at)
-        text, each, corner = strings.__getitem__, iter(names), iter(spans)
+        text, each, corner = strings.__getitem__, iter(names), shared_numbers(spans)
         links.refs = [
-            Ref(text(source), text(target), text(kind), text(path), span)
+            Ref(text(source), text(target), text(kind), text(path), *span)
             for (source, target, kind, path), span in zip(
                 zip(each, each, each, each, strict=True),
                 zip(corner, corner, corner, corner, strict=True),
