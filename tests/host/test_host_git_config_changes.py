@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reference_host.repo.git import GitRunner, git_env
-from reference_host.repo.gitconfig import CONFIG_BYTES, config_key
+from reference_host.repo.gitconfig import CONFIG_BYTES, config_key, system_config_path
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
 from tests.support.hostile_repo import marker, marker_runs
@@ -135,3 +135,25 @@ def test_no_key_when_a_config_file_cannot_be_settled(tmp_path: Path) -> None:
     assert config_key(repo, env, system) is None
     (home / ".gitconfig").write_text("[Include]\n\tpath = elsewhere\n")
     assert config_key(repo, env, system) is None
+
+
+@pytest.mark.parametrize(
+    ("stdout", "stderr", "code", "expected"),
+    [
+        ("file:/etc/gitconfig\\0core.x\\ny\\0", "", 0, "/etc/gitconfig"),
+        (
+            "",
+            "fatal: unable to read config file '/opt/git/etc/gitconfig': No such file",
+            128,
+            "/opt/git/etc/gitconfig",
+        ),
+        ("", "", 0, None),  # an existing file with no key: git does not name it
+    ],
+)
+def test_the_system_file_is_where_git_says(
+    tmp_path: Path, stdout: str, stderr: str, code: int, expected: str | None
+) -> None:
+    fake = tmp_path / "fake-git"
+    fake.write_text(f"#!/bin/sh\nprintf '{stdout}'\nprintf \"{stderr}\" >&2\nexit {code}\n")
+    fake.chmod(0o755)
+    assert system_config_path([str(fake)], {"PATH": os.environ["PATH"]}, tmp_path) == expected
