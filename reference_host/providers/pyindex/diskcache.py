@@ -40,7 +40,7 @@ from reference_host.providers.pyindex.factmodel import (
 
 log = logging.getLogger("asp.python-inspect.cache")
 
-FORMAT = b"asp-facts/2\n"
+FORMAT = b"asp-facts/3\n"
 DIGEST_BYTES = 16
 SUFFIX = ".facts"
 INDEX_SUFFIX = ".index"
@@ -108,7 +108,10 @@ def decode(blob: str, data: bytes) -> ModuleFacts | None:
         return ModuleFacts(
             blob,
             [Scope(o, k, p, b, NO_NAMES, n, c) for o, k, p, b, _g, n, c in scopes],
-            [DefFact(*d) for d in defs],
+            [
+                DefFact(q, n, k, sp, sc, ps, sh, tuple(b), r, re, a)
+                for q, n, k, sp, sc, ps, sh, b, r, re, a in defs
+            ],
             Uses.from_columns(*uses),
             [ImportFact(*i) for i in imports],
             all_names,

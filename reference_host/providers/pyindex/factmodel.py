@@ -50,14 +50,15 @@ class DefFact:
     scope: int  # the scope this definition opens
     parent_scope: int
     shape: str  # hash of the definition's source text, for before/after comparison
-    bases: list[tuple[str, ...]] = field(default_factory=list)
+    bases: tuple[tuple[str, ...], ...] = ()
     # functions: the class the return annotation names, and the element class of an annotated
     # iterator/iterable/sequence return (both resolved in `parent_scope`)
     returns: tuple[str, ...] | None = None
     returns_element: tuple[str, ...] | None = None
     # classes: attributes given one evident type (`self.x = C()` in a method, `x: C` in the body):
     # attr -> (binding, scope index the binding's chain resolves in); conflicting ones are dropped
-    attrs: dict[str, tuple[Binding, int]] = field(default_factory=dict)
+    # (None for functions: most definitions are, and an empty dict each cost 64 bytes)
+    attrs: dict[str, tuple[Binding, int]] | None = None
 
 
 class UseFact(NamedTuple):

@@ -214,7 +214,15 @@ class _Collector(FlowVisitors):
         span = self.span(node)
         scope = self.push(qualname, "class")
         fact = DefFact(
-            qualname, node.name, "class", span, scope, parent, self.shape(node, span), bases
+            qualname,
+            node.name,
+            "class",
+            span,
+            scope,
+            parent,
+            self.shape(node, span),
+            tuple(bases),
+            attrs={},
         )
         self.defs.append(fact)
         self.classes[scope] = fact

@@ -79,11 +79,12 @@ class FlowVisitors:
         return True
 
     def class_attr(self, class_scope: int, name: str, binding: Binding) -> None:
-        fact = self.classes[class_scope]
+        attrs = self.classes[class_scope].attrs
+        assert attrs is not None, "a class definition always has its attrs dict"
         key = (class_scope, name)
-        known = fact.attrs.get(name)
+        known = attrs.get(name)
         if key in self.dropped_attrs or binding == LOCAL or (known and known[0] != binding):
-            fact.attrs.pop(name, None)
+            attrs.pop(name, None)
             self.dropped_attrs.add(key)
         else:
-            fact.attrs[name] = (binding, self.scope)
+            attrs[name] = (binding, self.scope)

@@ -317,7 +317,7 @@ class PythonIndex:
         member = entry.defs_by_qual.get(f"{fact.qualname}.{attr}")
         if member is not None:
             return ("def", def_id(entry.path, member.qualname))
-        typed = fact.attrs.get(attr)
+        typed = fact.attrs.get(attr) if fact.attrs else None
         if typed is not None:
             found_attr = typed_attr(self, class_id, attr, entry.path, typed)
             if found_attr is not None:
