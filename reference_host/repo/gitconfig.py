@@ -60,7 +60,10 @@ def system_config_path(argv: list[str], env: Mapping[str, str], cwd: Path) -> st
 
 def _read(path: str) -> bytes | None:
     """The file's bytes, None when it does not exist; raises OSError when it cannot be settled
-    (not a regular file, too large). Raw `os` calls: this runs on every status."""
+    (not a regular file, too large). Raw `os` calls: this runs on every status. `/dev/null` (a
+    usual `GIT_CONFIG_GLOBAL`) reads as empty, as git reads it."""
+    if path == os.devnull:
+        return b""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):

@@ -128,6 +128,7 @@ def test_no_key_when_a_config_file_cannot_be_settled(tmp_path: Path) -> None:
     system = str(tmp_path / "no-system-config")
     assert config_key(repo, env, system) is not None
     assert config_key(repo, env, None) is None, "git did not say where its system file is"
+    assert config_key(repo, {**env, "GIT_CONFIG_GLOBAL": os.devnull}, system) is not None
     os.mkfifo(home / ".gitconfig")
     assert config_key(repo, env, system) is None
     (home / ".gitconfig").unlink()
