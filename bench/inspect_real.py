@@ -9,8 +9,9 @@ real `asp-python-inspect` subprocess. Figures:
 
 * cold: first `host/queryInspect` until the first answer from the whole index (no degraded
   coverage), polling every 100 ms while the provider answers "indexing" — once with the
-  provider's persistent facts cache emptied (a first index ever), once more in a new host and
-  provider process with the cache warm (a restart); the cache lives in `<cache>/index-cache`;
+  provider's persistent cache emptied (a first index ever), once more in a new host and
+  provider process with the cache warm (a restart: facts and the tree's resolved index read
+  back); the cache lives in `<cache>/index-cache`;
 * warm p50/p90 per verb through the host (`symbols`/`references`/`callers` of one file's names,
   `impact` of one module), and the largest page in bytes;
 * resident memory of the host (this process) and the provider after the warm runs, and the
@@ -163,10 +164,13 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
 
 
 async def cache_written(index_cache: Path, limit_s: float = 60.0) -> None:
-    """Wait until the provider's cache stops growing (it is written behind the first answer)."""
+    """Wait until the provider's cache (facts, then the resolved index) stops growing: it is
+    written behind the first answer."""
     last, stable, started = -1, 0, time.perf_counter()
     while stable < 5 and time.perf_counter() - started < limit_s:
-        count = len(list(index_cache.glob("*/facts-*/??/*.facts")))
+        count = len(list(index_cache.glob("*/facts-*/??/*.facts"))) + len(
+            list(index_cache.glob("*/index-*/*.index"))
+        )
         stable = stable + 1 if count == last else 0
         last = count
         await anyio.sleep(0.2)
