@@ -129,9 +129,13 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
     cold = time.perf_counter() - started
     session = ctx.supervisor.record("asp-python-inspect").sessions["inspect"]
     assert session.process is not None
+    results = first["data"]["results"]
+    answer_data = results[0]["result"].get("data", {}) if results else {}
     out: dict[str, Any] = {
         "cold_s": cold,
         "polls": polls,
+        "index_from_cache": answer_data.get("indexFromCache"),
+        "facts_from_cache": answer_data.get("factsFromCache"),
         "verbs": {},
         "cold_cpu_s": cpu_s(session.process.pid) + time.process_time() - host_cpu,
     }
@@ -209,6 +213,7 @@ async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
         **result,
         "restart_s": restart["cold_s"],
         "restart_cpu_s": restart["cold_cpu_s"],
+        "restart_cached": (restart["facts_from_cache"], restart["index_from_cache"]),
     }
 
 
@@ -234,7 +239,9 @@ def report(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         print(
             f"{row['package']}: CPU seconds (host + provider + parse workers) to the first "
-            f"complete answer: cold {row['cold_cpu_s']:.1f}, restart {row['restart_cpu_s']:.1f}"
+            f"complete answer: cold {row['cold_cpu_s']:.1f}, restart {row['restart_cpu_s']:.1f} "
+            f"(restart: facts of {row['restart_cached'][0]} files and the resolved index "
+            f"{'from' if row['restart_cached'][1] else 'not from'} the cache)"
         )
         print(
             f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
