@@ -72,6 +72,13 @@ class Pending:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: Any = None
     error: BaseException | None = None
+    expired: bool = False  # the caller's deadline passed before an answer came
+
+    def expire(self) -> None:
+        """The deadline passed: wake the waiter unless the answer is already in."""
+        if not self.done.is_set():
+            self.expired = True
+            self.done.set()
 
 
 @dataclass(frozen=True)

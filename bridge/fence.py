@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -110,7 +111,13 @@ def fits(serialized: str, limit: int) -> bool:
     escaped: every piece between two quotes is then a whole string literal (or structure), and a
     literal is never shorter than its string. Otherwise (or a long stretch of structure) False,
     and the caller caps by walking the value."""
-    return '\\"' not in serialized and max(map(len, serialized.split('"'))) <= limit
+    return '\\"' not in serialized and _run_over(limit).search(serialized) is None
+
+
+@lru_cache(maxsize=8)
+def _run_over(limit: int) -> re.Pattern[str]:
+    """Matches a stretch of more than *limit* characters with no quote in it."""
+    return re.compile(f'[^"]{{{limit + 1}}}')
 
 
 def fence_json(

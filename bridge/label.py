@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict, Unpack
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from asp_protocol.vocabulary import CallSite
 from asp_protocol.wire import Closed
 from bridge.fence import TextLimits, cap_string, cap_strings, fence_json, fence_text, fits
 from bridge.structured import UNCAPPED_KEYS, compact, model_view
+from bridge.wire_result import text_result
 
 LABEL_KEY = "dev.asp-mcp-bridge/asp-outer-seam"
 BASIS = (
@@ -219,11 +220,8 @@ def _result(
         capped=capped,
         serialized=serialized,
     )
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=view,
-        is_error=structured["error"] is not None,
-        _meta=label_meta(binding),
+    return text_result(
+        text, view, is_error=structured["error"] is not None, meta=label_meta(binding)
     )
 
 

@@ -36,6 +36,7 @@ from bridge.tools import debug as debug_tools
 from bridge.tools import inspect as inspect_tools
 from bridge.tools import migration as migration_tools
 from bridge.tools import status as status_tools
+from bridge.wire_result import serve_wire_form
 from host_client import HostClient
 
 INSTRUCTIONS = (
@@ -217,4 +218,5 @@ def create_server(
     allow_large_results(server, settings.structured_max_chars)
     resources.register(server)
     prompts.register(server)
+    serve_wire_form(server._lowlevel_server)  # after every tool handler is in place
     return server

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from asp_protocol.canonical import digest
 from bridge.fence import cap_strings
 
@@ -47,8 +49,15 @@ def size_of(value: Any) -> int:
 
 
 def compact(value: Any) -> str:
-    """*value* serialized compactly, the form `size_of` measures."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """*value* serialized compactly, the form `size_of` measures.
+
+    pydantic-core's serializer (the one that writes the wire) is several times faster than
+    `json.dumps` and gives the same text but for float spelling (`1e-7`, not `1e-07`); what it
+    cannot encode (a lone surrogate from a `\\ud800` escape) goes through `json.dumps`."""
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def cap_host_strings(value: Any, limit: int) -> Any:

@@ -1,0 +1,86 @@
+"""A labelled tool result that hands the SDK its wire form, so the SDK does not dump it again.
+
+The SDK turns a handler's `CallToolResult` into a dict with `model_dump` (one walk over the whole
+result), then validates and dumps that dict against the protocol version's result schema (a
+second walk), then serializes the response (a third). The bridge builds every tool result from
+plain parts (bridge/label.py), so the dict the first walk would produce is known already: the
+`tools/call` handler returns it instead of the model, and the SDK's schema check and serialization
+run on it unchanged. Only a result whose fields are still the objects it was built from is
+answered that way; anything else (another tool's result, a copy with an update) goes to the SDK
+as the model it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, PrivateAttr
+
+TOOLS_CALL = "tools/call"
+
+
+class WireResult(CallToolResult):
+    """A `CallToolResult` that remembers the parts it was built from (see the module doc)."""
+
+    _parts: tuple[str, dict[str, Any], bool, dict[str, Any]] | None = PrivateAttr(default=None)
+
+    def wire(self) -> dict[str, Any] | None:
+        """What `model_dump(by_alias=True, mode="json", exclude_none=True)` would give before the
+        SDK's own schema dump, or None when a field no longer holds what it was built from."""
+        parts = self._parts
+        if parts is None or len(self.content) != 1:
+            return None
+        text, structured, is_error, meta = parts
+        block = self.content[0]
+        if not (
+            isinstance(block, TextContent)
+            and block.text is text
+            and block.annotations is None
+            and block.meta is None
+            and self.structured_content is structured
+            and self.is_error is is_error
+            and self.meta is meta
+        ):
+            return None
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": structured,
+            "isError": is_error,
+            "_meta": meta,
+        }
+
+
+def text_result(
+    text: str, structured: dict[str, Any], *, is_error: bool, meta: dict[str, Any]
+) -> CallToolResult:
+    """A tool result with one text block, structured content and `_meta`."""
+    result = WireResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=is_error,
+        _meta=meta,
+    )
+    block = result.content[0]
+    assert isinstance(block, TextContent) and result.structured_content is not None
+    assert result.meta is not None
+    result._parts = (block.text, result.structured_content, result.is_error, result.meta)
+    return result
+
+
+def serve_wire_form(server: Server[Any]) -> None:
+    """Wrap the `tools/call` handler so a `WireResult` leaves as its wire form (call this after
+    every tool and extension is registered: it wraps whatever handler is there)."""
+    entry = server.get_request_handler(TOOLS_CALL)
+    if entry is None:
+        return
+    inner = entry.handler
+
+    async def handler(ctx: ServerRequestContext[Any, Any], params: BaseModel) -> HandlerResult:
+        result = await inner(ctx, params)
+        wire = result.wire() if isinstance(result, WireResult) else None
+        return result if wire is None else wire
+
+    server.add_request_handler(TOOLS_CALL, entry.params_type, handler)
