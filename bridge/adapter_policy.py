@@ -131,7 +131,7 @@ class AdapterPolicyGate:
 
     def __init__(self) -> None:
         self._policy: AdapterPolicy | None = None
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # every call checks: no loop turn when free
         self._failed_at: float | None = None
         self._unknown: str | None = None  # why the policy of a host that offers it is unknown
         self.reads = 0

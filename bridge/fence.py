@@ -81,6 +81,8 @@ def cap_strings(value: Any, limit: int, keep: frozenset[str] = frozenset()) -> A
 
 def clean_text(value: str) -> str:
     """Drop control and bidi-override characters from raw text (keeps newlines and tabs)."""
+    if value.isprintable():  # holds none of them (all are non-printable): the common case
+        return value
     return _CONTROL.sub("", value)
 
 

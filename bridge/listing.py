@@ -163,6 +163,9 @@ class Listing:
         return result.model_copy(update={"tools": shown})
 
 
+SERVED = frozenset({"tools/list", "initialize"})  # what `middleware` acts on
+
+
 def middleware(lister: ToolLister) -> Any:
     """Filter `tools/list` by the connection's `Listing`; advertise `listChanged` on the legacy
     `initialize` result (the 2026-07-28 era derives it from `subscriptions/listen`)."""

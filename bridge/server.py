@@ -30,6 +30,7 @@ from bridge import (
 from bridge import arguments as bridge_arguments
 from bridge.config import BridgeSettings, ConfigError
 from bridge.listing import WARM_UP_READ_S
+from bridge.middleware import Middleware, Scoped, router, scoped
 from bridge.runtime import BridgeRuntime
 from bridge.tools import ToolSpec, register
 from bridge.tools import debug as debug_tools
@@ -165,7 +166,7 @@ def create_server(
     *,
     extra_tools: Sequence[ToolSpec] = (),
     extensions: Sequence[Extension] = (),
-    middleware: Sequence[Any] = (),
+    middleware: Sequence[Scoped | Middleware] = (),
     client: HostClient | None = None,
 ) -> MCPServer[BridgeRuntime]:
     """Build the bridge; each MCP connection's lifespan owns one supervised host process.
@@ -203,11 +204,15 @@ def create_server(
         lifespan=lifespan,
         extensions=list(extensions) or None,
         middleware=[
-            label_guard(settings, lambda: server.list_tools()),
-            listing.middleware(lambda: server.list_tools()),
-            deadline.middleware(lambda: settings.timeout),
-            resources.resource_context(),
-            *middleware,
+            router(
+                [
+                    scoped({"tools/call"}, label_guard(settings, lambda: server.list_tools())),
+                    scoped(listing.SERVED, listing.middleware(lambda: server.list_tools())),
+                    scoped(deadline.BUDGETED, deadline.middleware(lambda: settings.timeout)),
+                    scoped({"resources/read"}, resources.resource_context()),
+                    *middleware,
+                ]
+            )
         ],
         log_level=settings.log_level,
         cache_hints={"resources/read": resources.CACHE_HINT},

@@ -45,12 +45,15 @@ class WireResult(CallToolResult):
             and self.meta is meta
         ):
             return None
-        return {
+        wire: dict[str, Any] = {
+            "_meta": meta,
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
             "isError": is_error,
-            "_meta": meta,
         }
+        if self.result_type is not None:  # the 2026-07-28 era requires it; older ones drop it
+            wire["resultType"] = self.result_type
+        return wire
 
 
 def text_result(

@@ -28,6 +28,7 @@ from bridge.calls import CancellationLog, Guarding, Outcome, call_host, refused
 from bridge.ext import EXTENSION_ID, EXTENSION_VERSION, tools
 from bridge.fence import cap_string, clean_text
 from bridge.host_outcome import ReportProgress
+from bridge.middleware import Scoped, scoped
 from bridge.runtime import BridgeRuntime
 
 log = logging.getLogger(__name__)
@@ -227,6 +228,6 @@ def advertise_middleware(settings: dict[str, Any] | None = None) -> Any:
     return middleware
 
 
-def build() -> tuple[AspOuterSeamExtension, list[Any]]:
+def build() -> tuple[AspOuterSeamExtension, list[Scoped]]:
     """The extension and the middleware `create_server` needs to advertise it."""
-    return AspOuterSeamExtension(), [advertise_middleware()]
+    return AspOuterSeamExtension(), [scoped(ADVERTISED_ON, advertise_middleware())]

@@ -1,13 +1,19 @@
-"""The wire form a labelled result hands the SDK is the SDK's own dump of it, and only while true."""
+"""Shortcuts of the call path that must change nothing: the wire form a labelled result hands the
+SDK (its own dump, and only while true), the compact JSON, the clean-text fast path and the
+middleware router."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
 from mcp.types import CallToolResult
 
 from bridge import label
+from bridge.fence import _CONTROL, clean_text
 from bridge.label import BridgeError, TextLimits
+from bridge.middleware import router, scoped
 from bridge.structured import compact
 from bridge.wire_result import WireResult
 
@@ -25,10 +31,6 @@ def _dump(result: CallToolResult) -> dict:
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def _without_defaults(dumped: dict) -> dict:
-    return {k: v for k, v in dumped.items() if k != "resultType"}  # the schema dump drops it
-
-
 def test_the_wire_form_is_what_the_sdk_would_dump() -> None:
     host_result = {"state": "ready", "n": 3, "nested": [{"s": "x" * 500, "none": None}]}
     success = label.success(limits=LIMITS, host_result=host_result, summary="Host h", **HEADER)
@@ -37,7 +39,7 @@ def test_the_wire_form_is_what_the_sdk_would_dump() -> None:
     )
     for result in (success, failure):
         assert isinstance(result, WireResult)
-        assert result.wire() == _without_defaults(_dump(result))
+        assert result.wire() == _dump(result)
     assert failure.wire()["isError"] is True  # type: ignore[index]
 
 
@@ -56,3 +58,49 @@ def test_compact_is_json_dumps_compact_and_copes_with_lone_surrogates() -> None:
     assert compact(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     lone = {"s": "\ud800x"}
     assert compact(lone) == json.dumps(lone, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_clean_text_fast_path_strips_what_the_pattern_strips() -> None:
+    # the fast path returns printable text unchanged: no character the pattern removes is printable
+    assert not [c for c in range(0x110000) if _CONTROL.match(chr(c)) and chr(c).isprintable()]
+    assert clean_text("a\u202eb\x1bc\td\n") == "abc\td\n"
+    assert clean_text("plain é text") == "plain é text"
+
+
+class _Ctx:
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+
+@pytest.mark.anyio
+async def test_router_runs_only_the_layers_of_the_method_in_order() -> None:
+    seen: list[str] = []
+
+    def layer(name: str) -> Any:
+        async def middleware(ctx: Any, call_next: Any) -> Any:
+            seen.append(name)
+            return await call_next(ctx)
+
+        return middleware
+
+    route = router(
+        [
+            scoped({"tools/call"}, layer("guard")),
+            layer("all"),
+            scoped({"tools/list", "tools/call"}, layer("list-or-call")),
+            scoped({"initialize"}, layer("advertise")),
+        ]
+    )
+
+    async def handler(ctx: Any) -> dict[str, str]:
+        seen.append("handler")
+        return {"method": ctx.method}
+
+    for method, expected in (
+        ("tools/call", ["guard", "all", "list-or-call", "handler"]),
+        ("initialize", ["all", "advertise", "handler"]),
+        ("x/unknown", ["all", "handler"]),
+    ):
+        seen.clear()
+        assert await route(_Ctx(method), handler) == {"method": method}  # type: ignore[arg-type]
+        assert seen == expected
