@@ -45,11 +45,24 @@ def graph_data(result: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-async def entries_settle(cache: Path, count: int) -> int:
-    """The number of cache entries once the provider has written *count* (it writes behind)."""
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user cache directory this test's providers use, outside the workspace."""
+    where = tmp_path / "user-cache" / "asp-bridge"
+    monkeypatch.setenv(CACHE_ENV, str(where))
+    return where
+
+
+FACT_ENTRIES = "*/facts-*/??/*.facts"
+INDEX_ENTRIES = "*/index-*/*.index"
+
+
+async def entries_settle(cache: Path, count: int, pattern: str = FACT_ENTRIES) -> int:
+    """The number of cache entries matching *pattern* once the provider has written *count* (it
+    writes behind its answers, in its own process, so the test polls the directory)."""
     found = 0
     for _ in range(600):
-        found = len(list(cache.glob("*/facts-*/??/*.facts")))
+        found = len(list(cache.glob(pattern)))
         if found >= count:
             return found
         await anyio.sleep(0.05)
@@ -58,10 +71,8 @@ async def entries_settle(cache: Path, count: int) -> int:
 
 @pytest.mark.needs_definitions
 async def test_a_restarted_provider_answers_from_the_cache_and_reparses_changed_blobs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path
 ) -> None:
-    cache = tmp_path / "user-cache" / "asp-bridge"
-    monkeypatch.setenv(CACHE_ENV, str(cache))
     repo = make_repo(tmp_path / "repo", generated(MODULES))
     before = snapshot_tree(repo)
     files = len([p for p in generated(MODULES) if p.endswith(".py")])
@@ -112,29 +123,16 @@ def test_the_builtin_manifest_declares_the_cache_and_never_offers_the_workspace(
     assert off is not None and "--cache-dir" not in off.argv()
 
 
-async def index_entries_settle(cache: Path, count: int) -> int:
-    """The number of index entries once the provider has written *count* (it writes behind)."""
-    found = 0
-    for _ in range(600):
-        found = len(list(cache.glob("*/index-*/*.index")))
-        if found >= count:
-            return found
-        await anyio.sleep(0.05)
-    return found
-
-
 @pytest.mark.needs_definitions
 async def test_a_restarted_provider_reuses_the_resolved_index_only_for_the_same_tree(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path
 ) -> None:
-    cache = tmp_path / "user-cache" / "asp-bridge"
-    monkeypatch.setenv(CACHE_ENV, str(cache))
     repo = make_repo(tmp_path / "repo", generated(MODULES))
 
     async with host(repo) as ctx:
         first = await whole_answer(ctx)
         assert graph_data(first)["indexFromCache"] is False
-        assert await index_entries_settle(cache, 1) == 1
+        assert await entries_settle(cache, 1, INDEX_ENTRIES) == 1
     async with host(repo) as ctx:  # a new provider: the same tree's index is read back
         second = await whole_answer(ctx)
         assert graph_data(second)["indexFromCache"] is True
@@ -147,4 +145,4 @@ async def test_a_restarted_provider_reuses_the_resolved_index_only_for_the_same_
         third = await whole_answer(ctx)
         assert graph_data(third)["indexFromCache"] is False
         assert callers_of(third) == callers_of(first) - {"src/gen/mod_3.py::f_3"}
-    assert await index_entries_settle(cache, 2) == 2
+    assert await entries_settle(cache, 2, INDEX_ENTRIES) == 2

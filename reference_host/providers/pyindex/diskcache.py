@@ -49,11 +49,37 @@ PRUNE_TO = 0.9
 STALE_TEMP_S = 3600.0  # prune down to this share of the bound, so not every store prunes
 
 
+def seal(form: bytes, key: str, fields: tuple[Any, ...]) -> bytes:
+    """An entry: its format line, the digest of its payload, then the payload, which marshals
+    the *key* it is the entry of followed by *fields* (plain values only)."""
+    payload = marshal.dumps((key, *fields))
+    return form + hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() + payload
+
+
+def unseal(form: bytes, key: str, data: bytes) -> tuple[Any, ...] | None:
+    """The fields of a sound entry of *key* in format *form*; None for anything else (another
+    format, a digest that does not match, another key, a payload marshal cannot read)."""
+    head = len(form)
+    if not data.startswith(form) or len(data) < head + DIGEST_BYTES:
+        return None
+    digest, payload = data[head : head + DIGEST_BYTES], data[head + DIGEST_BYTES :]
+    if hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() != digest:
+        return None
+    try:
+        raw = marshal.loads(payload)
+    except (ValueError, TypeError, EOFError):
+        return None
+    if not isinstance(raw, tuple) or not raw or raw[0] != key:
+        return None
+    return raw[1:]
+
+
 def encode(facts: ModuleFacts) -> bytes:
     """The entry for *facts*: format line, digest of the payload, marshalled plain tuples."""
-    payload = marshal.dumps(
+    return seal(
+        FORMAT,
+        facts.blob,
         (
-            facts.blob,
             [
                 (
                     s.owner,
@@ -87,24 +113,17 @@ def encode(facts: ModuleFacts) -> bytes:
             facts.all_names,
             facts.error,
             facts.lines,
-        )
+        ),
     )
-    return FORMAT + hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() + payload
 
 
 def decode(blob: str, data: bytes) -> ModuleFacts | None:
     """The facts of an entry, or None when it is not a sound entry of *blob* in this format."""
-    head = len(FORMAT)
-    if not data.startswith(FORMAT) or len(data) < head + DIGEST_BYTES:
-        return None
-    digest, payload = data[head : head + DIGEST_BYTES], data[head + DIGEST_BYTES :]
-    if hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() != digest:
+    fields = unseal(FORMAT, blob, data)
+    if fields is None:
         return None
     try:
-        raw: Any = marshal.loads(payload)
-        stored, scopes, defs, uses, imports, all_names, error, lines = raw
-        if stored != blob:
-            return None
+        scopes, defs, uses, imports, all_names, error, lines = fields
         return ModuleFacts(
             blob,
             [Scope(o, k, p, b, NO_NAMES, n, c) for o, k, p, b, _g, n, c in scopes],

@@ -11,21 +11,17 @@ columns of integers, so an entry is small and loading it shares every repeated i
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import marshal
 from array import array
 from collections import defaultdict
-from typing import Any
 
-from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.diskcache import FactCache, seal, unseal
 from reference_host.providers.pyindex.factmodel import shared_numbers
 from reference_host.providers.pyindex.linking import Links, Ref
 
 log = logging.getLogger("asp.python-inspect.cache")
 
 FORMAT = b"asp-index/1\n"
-DIGEST_BYTES = 16
 _SETS = ("deps", "rdeps", "module_rdeps", "type_rdeps")
 
 
@@ -43,33 +39,27 @@ def encode(key: str, links: Links) -> bytes:
     for ref in links.refs:
         names.extend((at(ref.source), at(ref.target), at(ref.kind), at(ref.path)))
         spans.extend(ref.span)
-    payload = marshal.dumps(
+    return seal(
+        FORMAT,
+        key,
         (
-            key,
             list(table),
             names.tobytes(),
             spans.tobytes(),
             [{k: sorted(v) for k, v in getattr(links, name).items()} for name in _SETS],
             links.unresolved,
             links.unresolved_at,
-        )
+        ),
     )
-    return FORMAT + hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() + payload
 
 
 def decode(key: str, data: bytes) -> Links | None:
     """The links of an entry, or None when it is not a sound entry of tree *key*."""
-    head = len(FORMAT)
-    if not data.startswith(FORMAT) or len(data) < head + DIGEST_BYTES:
-        return None
-    digest, payload = data[head : head + DIGEST_BYTES], data[head + DIGEST_BYTES :]
-    if hashlib.blake2b(payload, digest_size=DIGEST_BYTES).digest() != digest:
+    fields = unseal(FORMAT, key, data)
+    if fields is None:
         return None
     try:
-        raw: Any = marshal.loads(payload)
-        stored, strings, name_bytes, span_bytes, sets, unresolved, unresolved_at = raw
-        if stored != key:
-            return None
+        strings, name_bytes, span_bytes, sets, unresolved, unresolved_at = fields
         names, spans = array("i"), array("i")
         names.frombytes(name_bytes)
         spans.frombytes(span_bytes)
