@@ -18,6 +18,7 @@ import anyio
 
 from reference_host.context import HostContext
 from reference_host.inspect.watch import TreeWatcher
+from reference_host.providers.memory import release_free_memory
 from reference_host.repo.workspace import Workspace, WorkTreeState
 
 MAX_SNAPSHOTS = 4
@@ -70,9 +71,13 @@ async def snapshot(ctx: HostContext, state: WorkTreeState, with_dirty: bool) -> 
     cached = recent.snapshots.get(key)
     if cached is not None:
         return cached
-    index = await anyio.to_thread.run_sync(
-        lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
-    )
+
+    def build() -> dict[str, str]:
+        made = ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
+        release_free_memory()  # it read, and freed, the bytes of every blob it names
+        return made
+
+    index = await anyio.to_thread.run_sync(build)
     by_blob: dict[str, list[str]] = {}
     for path, blob in index.items():
         by_blob.setdefault(blob, []).append(path)

@@ -17,6 +17,7 @@ import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from reference_host.providers.memory import HOST_HEAP
 from reference_host.trust.grants import in_grant
 
 log = logging.getLogger("reference_host.sessions.session")
@@ -168,6 +169,7 @@ class CallbackServer:
         for item in out:
             scope.served.add(item["id"])
             self.served_ever.add(item["id"])
+        await HOST_HEAP.trim_if_due(total)  # the batches before this one are garbage by now
         return {"blobs": out}
 
     async def _put_blob(self, params: Any, ctx: RequestContext) -> Any:

@@ -10,7 +10,6 @@ session's standing baseline scope (README, inspect section), so a request timing
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import logging
 from collections import OrderedDict
@@ -23,6 +22,7 @@ from anyio.abc import TaskGroup
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, ProtocolViolation
 from asp_protocol.errors import RequestTimeout as _RequestTimeout
 from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.memory import release_free_memory
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import (
     TOO_LARGE,
@@ -66,26 +66,6 @@ def collector_paused() -> Iterator[None]:
             gc.freeze()
             gc.enable()
             release_free_memory()
-
-
-def release_free_memory() -> None:
-    """Give the C heap's free pages back to the system after a build (glibc `malloc_trim`).
-
-    A build frees far more than it keeps (blob bytes, JSON of each readBlob batch, pickles from
-    the parse workers); glibc keeps such freed memory mapped, so the resident size stayed at the
-    build's peak. Elsewhere (no glibc) this does nothing.
-    """
-    global _trim
-    if _trim is None:
-        try:
-            _trim = ctypes.CDLL(None).malloc_trim  # the process's own libc: nothing is launched
-        except (OSError, AttributeError):
-            _trim = False
-    if _trim:
-        _trim(0)
-
-
-_trim: Any = None
 
 
 class Prepared:
