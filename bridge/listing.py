@@ -65,6 +65,9 @@ class Listing:
         self.ready = anyio.Event()
         self._sessions: dict[int, Any] = {}  # legacy-era sessions that listed tools
         self._listed: frozenset[str] | None = None
+        # every registered tool's name, as the last tools/list found them (the set is fixed once
+        # the server is built): a call re-checks visibility by name, not by listing every tool
+        self._names: tuple[str, ...] = ()
         self.lister: ToolLister | None = None  # every registered tool (set by create_server)
         self._start_warm_up: Callable[[], object] | None = None
 
@@ -134,7 +137,7 @@ class Listing:
         """Tell every client that listed tools when the visible set differs from what it saw."""
         if self._listed is None or self.lister is None:
             return
-        now = frozenset(tool.name for tool in self.visible(await self.lister()))
+        now = frozenset(name for name in self._names if self.hidden_because(name) is None)
         if now == self._listed:
             return
         self._listed = now
@@ -153,6 +156,7 @@ class Listing:
             result = ListToolsResult.model_validate(result)
         if not isinstance(result, ListToolsResult):
             return result
+        self._names = tuple(tool.name for tool in result.tools)
         shown = self.visible(result.tools)
         self._listed = frozenset(tool.name for tool in shown)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
