@@ -7,7 +7,6 @@ request with a typed error when the stream closes.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import time
@@ -127,7 +126,7 @@ class JsonRpcEndpoint:
             message["params"] = params
         try:
             await self._send(message, "request", method, request_id)
-            if not await _answered(pending, timeout):
+            if not await pending.answered(timeout):
                 await self._cancel_remote(request_id)
                 raise RequestTimeout(method, timeout or 0)
         except anyio.get_cancelled_exc_class():
@@ -395,26 +394,3 @@ class JsonRpcEndpoint:
             self._on_wire(
                 WireEvent(direction, kind, method, request_id, size, time.time(), error_code)
             )
-
-
-async def _answered(pending: Pending, timeout: float | None) -> bool:
-    """Wait for *pending*'s answer; False when *timeout* seconds passed first.
-
-    On asyncio the deadline is a loop timer that wakes the waiter, which costs a few
-    microseconds per request where a cancel scope (`fail_after`) costs several times that on
-    every call; elsewhere it is `anyio.move_on_after`."""
-    if timeout is None:
-        await pending.done.wait()
-        return True
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # another anyio backend
-        with anyio.move_on_after(timeout):
-            await pending.done.wait()
-        return pending.done.is_set()
-    timer = loop.call_later(max(timeout, 0.0), pending.expire)
-    try:
-        await pending.done.wait()
-    finally:
-        timer.cancel()
-    return not pending.expired
