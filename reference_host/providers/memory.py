@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 #: Blob bytes a host serves between two trims: a trim walks the heap (a few ms on a large one), so
 #: it runs a few times per index build, never per small request.
@@ -59,6 +61,41 @@ class HeapTrimmer:
         """`release_free_memory` in a worker thread when `due` (a large trim takes tens of ms)."""
         if self.due(moved, at_least):
             await anyio.to_thread.run_sync(release_free_memory)
+
+
+class IdleTrimmer:
+    """Trims once requests have stopped for *quiet* seconds: a burst of large answers (an agent
+    paging through a big `references`) leaves its garbage behind, and the quiet after the burst
+    is when giving it back costs nobody a wait."""
+
+    def __init__(
+        self, quiet: float = 1.0, sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+    ) -> None:
+        self.quiet = quiet
+        self._sleep = sleep  # a test steps the quiet period with its own
+        self.trims = 0
+        self._requests = 0
+        self._armed = False
+        self._tg: TaskGroup | None = None
+
+    def attach(self, tg: TaskGroup) -> None:
+        self._tg = tg
+
+    def answered(self) -> None:
+        """A request was answered: (re)start the quiet period."""
+        self._requests += 1
+        if not self._armed and self._tg is not None:
+            self._armed = True
+            self._tg.start_soon(self._trim_when_quiet)
+
+    async def _trim_when_quiet(self) -> None:
+        seen = -1
+        while seen != self._requests:
+            seen = self._requests
+            await self._sleep(self.quiet)
+        self._armed = False
+        self.trims += 1
+        await anyio.to_thread.run_sync(release_free_memory)
 
 
 #: The host's one trimmer: the blob bytes it serves to providers count toward it.

@@ -31,6 +31,7 @@ from asp_protocol.errors import (
 )
 from reference_host.providers import PYTHON_INSPECT
 from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.memory import IdleTrimmer
 from reference_host.providers.pyindex import (
     ChangedFile,
     InspectEngine,
@@ -105,6 +106,7 @@ class PythonInspectProvider(ProviderRuntime):
         self.answers = Answers()
         self._trees: OrderedDict[str, tuple[dict[str, str], bool]] = OrderedDict()
         self._lock = anyio.Lock()
+        self.idle_trim = IdleTrimmer()
         for verb in VERBS:
             for prefix in ("sense/", "inspect/"):
                 self.capability(prefix + verb, self._handler(verb))
@@ -113,6 +115,7 @@ class PythonInspectProvider(ProviderRuntime):
         """Serve the session with a task group of its own, where index builds outlive requests."""
         async with anyio.create_task_group() as tg:
             self.builds.attach(tg, self._session_callbacks)
+            self.idle_trim.attach(tg)
             code = await super().serve(receive, send)
             tg.cancel_scope.cancel()
         return code
@@ -137,6 +140,8 @@ class PythonInspectProvider(ProviderRuntime):
                     retryable=True,
                     detail=str(exc)[:300],
                 ) from exc
+            finally:
+                self.idle_trim.answered()  # answers are large: give their garbage back when quiet
 
         return handle
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ctypes.util
 import sys
+from collections.abc import Callable
 
+import anyio
 import pytest
 
-from reference_host.providers.memory import HeapTrimmer, release_free_memory
+from reference_host.providers.memory import HeapTrimmer, IdleTrimmer, release_free_memory
 
 
 def _rss_mib() -> float:
@@ -42,3 +44,33 @@ def test_a_trim_is_due_once_per_threshold() -> None:
     assert trimmer.pending == 300
     assert not trimmer.due(at_least=301)  # nothing moved, not enough pending
     assert trimmer.due(at_least=300) and trimmer.pending == 0 and trimmer.trims == 3
+
+
+@pytest.mark.anyio
+async def test_the_idle_trim_waits_for_a_quiet_period_after_the_last_answer() -> None:
+    periods: list[anyio.Event] = []
+
+    async def one_period(_seconds: float) -> None:  # each quiet period ends when the test says
+        periods.append(anyio.Event())
+        await periods[-1].wait()
+
+    async def until(condition: Callable[[], bool]) -> None:
+        while not condition():
+            await anyio.lowlevel.checkpoint()
+
+    trimmer = IdleTrimmer(sleep=one_period)
+    async with anyio.create_task_group() as tg:
+        trimmer.attach(tg)
+        trimmer.answered()
+        trimmer.answered()  # one waiter, however many answers
+        await until(lambda: len(periods) == 1)
+        trimmer.answered()  # an answer during the quiet period: it starts again
+        periods[0].set()
+        await until(lambda: len(periods) == 2)
+        assert trimmer.trims == 0
+        periods[1].set()
+        await until(lambda: trimmer.trims == 1)
+        trimmer.answered()  # the next burst arms it anew
+        await until(lambda: len(periods) == 3)
+        periods[2].set()
+        await until(lambda: trimmer.trims == 2)
