@@ -24,10 +24,10 @@ import marshal
 import os
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from reference_host.providers.pyindex.factmodel import (
     NO_NAMES,
@@ -39,6 +39,8 @@ from reference_host.providers.pyindex.factmodel import (
 )
 
 log = logging.getLogger("asp.python-inspect.cache")
+
+T = TypeVar("T")
 
 FORMAT = b"asp-facts/3\n"
 DIGEST_BYTES = 16
@@ -72,6 +74,18 @@ def unseal(form: bytes, key: str, data: bytes) -> tuple[Any, ...] | None:
     if not isinstance(raw, tuple) or not raw or raw[0] != key:
         return None
     return raw[1:]
+
+
+def open_entry(form: bytes, key: str, data: bytes, build: Callable[..., T | None]) -> T | None:
+    """*build* applied to the fields of a sound entry of *key*; None for an unsound entry or for
+    fields *build* cannot take (a wrong count or type raises, and is a miss like any other)."""
+    fields = unseal(form, key, data)
+    if fields is None:
+        return None
+    try:
+        return build(*fields)
+    except (ValueError, TypeError, EOFError, IndexError):
+        return None
 
 
 def encode(facts: ModuleFacts) -> bytes:
@@ -119,11 +133,10 @@ def encode(facts: ModuleFacts) -> bytes:
 
 def decode(blob: str, data: bytes) -> ModuleFacts | None:
     """The facts of an entry, or None when it is not a sound entry of *blob* in this format."""
-    fields = unseal(FORMAT, blob, data)
-    if fields is None:
-        return None
-    try:
-        scopes, defs, uses, imports, all_names, error, lines = fields
+
+    def facts(
+        scopes: Any, defs: Any, uses: Any, imports: Any, all_names: Any, error: Any, lines: Any
+    ) -> ModuleFacts:
         return ModuleFacts(
             blob,
             [Scope(o, k, p, b, NO_NAMES, n, c) for o, k, p, b, _g, n, c in scopes],
@@ -137,8 +150,8 @@ def decode(blob: str, data: bytes) -> ModuleFacts | None:
             error,
             lines,
         )
-    except (ValueError, TypeError, EOFError):
-        return None
+
+    return open_entry(FORMAT, blob, data, facts)
 
 
 class FactCache:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import defaultdict
+from typing import Any
 
-from reference_host.providers.pyindex.diskcache import FactCache, seal, unseal
+from reference_host.providers.pyindex.diskcache import FactCache, open_entry, seal
 from reference_host.providers.pyindex.factmodel import shared_numbers
 from reference_host.providers.pyindex.linking import Links, Ref
 
@@ -55,37 +56,42 @@ def encode(key: str, links: Links) -> bytes:
 
 def decode(key: str, data: bytes) -> Links | None:
     """The links of an entry, or None when it is not a sound entry of tree *key*."""
-    fields = unseal(FORMAT, key, data)
-    if fields is None:
+    return open_entry(FORMAT, key, data, _links)
+
+
+def _links(
+    strings: list[str],
+    name_bytes: bytes,
+    span_bytes: bytes,
+    sets: list[dict[str, list[str]]],
+    unresolved: Any,
+    unresolved_at: Any,
+) -> Links | None:
+    """The links an entry's fields describe (None when its two columns disagree in length)."""
+    names, spans = array("i"), array("i")
+    names.frombytes(name_bytes)
+    spans.frombytes(span_bytes)
+    if len(names) != len(spans):
         return None
-    try:
-        strings, name_bytes, span_bytes, sets, unresolved, unresolved_at = fields
-        names, spans = array("i"), array("i")
-        names.frombytes(name_bytes)
-        spans.frombytes(span_bytes)
-        if len(names) != len(spans):
-            return None
-        links = Links(unresolved=unresolved, unresolved_at=unresolved_at)
-        text, each, corner = strings.__getitem__, iter(names), shared_numbers(spans)
-        links.refs = [
-            Ref(text(source), text(target), text(kind), text(path), *span)
-            for (source, target, kind, path), span in zip(
-                zip(each, each, each, each, strict=True),
-                zip(corner, corner, corner, corner, strict=True),
-                strict=True,
-            )
-        ]
-        refs_to, refs_from = links.refs_to, links.refs_from
-        for ref in links.refs:
-            refs_to[ref.target].append(ref)
-            refs_from[ref.source].append(ref)
-        for name, table in zip(_SETS, sets, strict=True):
-            tables: defaultdict[str, set[str]] = getattr(links, name)
-            for holder, members in table.items():
-                tables[holder] = set(members)
-        return links
-    except (ValueError, TypeError, EOFError, IndexError):
-        return None
+    links = Links(unresolved=unresolved, unresolved_at=unresolved_at)
+    text, each, corner = strings.__getitem__, iter(names), shared_numbers(spans)
+    links.refs = [
+        Ref(text(source), text(target), text(kind), text(path), *span)
+        for (source, target, kind, path), span in zip(
+            zip(each, each, each, each, strict=True),
+            zip(corner, corner, corner, corner, strict=True),
+            strict=True,
+        )
+    ]
+    refs_to, refs_from = links.refs_to, links.refs_from
+    for ref in links.refs:
+        refs_to[ref.target].append(ref)
+        refs_from[ref.source].append(ref)
+    for name, table in zip(_SETS, sets, strict=True):
+        tables: defaultdict[str, set[str]] = getattr(links, name)
+        for holder, members in table.items():
+            tables[holder] = set(members)
+    return links
 
 
 def load_links(cache: FactCache, key: str) -> Links | None:
