@@ -212,14 +212,8 @@ def _result(
     serialized: dict[str, str] | None = None,
 ) -> CallToolResult:
     """A tool result: the text, and the model-facing view of the envelope (bridge/structured.py)."""
-    view = model_view(
-        structured,
-        headline=headline(structured["tool"], structured["hostMethod"], structured["callSite"]),
-        string_chars=limits.string_chars,
-        max_chars=limits.structured_chars,
-        capped=capped,
-        serialized=serialized,
-    )
+    title = headline(structured["tool"], structured["hostMethod"], structured["callSite"])
+    view = model_view(structured, title, limits, capped, serialized)
     return text_result(
         text, view, is_error=structured["error"] is not None, meta=label_meta(binding)
     )
