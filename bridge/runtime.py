@@ -125,7 +125,7 @@ class BridgeRuntime:
             call_site=call_site,
             origin=tool,
             report=report,
-            session=self.session_key(ctx),
+            session=self.session_key(ctx) if self.shared else None,  # only HTTP filters by it
             listing=self.listing,
             timeout=self.settings.timeout,
         )

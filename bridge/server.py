@@ -29,15 +29,16 @@ from bridge import (
 )
 from bridge import arguments as bridge_arguments
 from bridge.config import BridgeSettings, ConfigError
+from bridge.dispatch import ToolDispatch
 from bridge.listing import WARM_UP_READ_S
 from bridge.middleware import Middleware, Scoped, router, scoped
 from bridge.runtime import BridgeRuntime
+from bridge.telemetry import drop_idle_telemetry
 from bridge.tools import ToolSpec, register
 from bridge.tools import debug as debug_tools
 from bridge.tools import inspect as inspect_tools
 from bridge.tools import migration as migration_tools
 from bridge.tools import status as status_tools
-from bridge.wire_result import serve_wire_form
 from host_client import HostClient
 
 INSTRUCTIONS = (
@@ -223,5 +224,6 @@ def create_server(
     allow_large_results(server, settings.structured_max_chars)
     resources.register(server)
     prompts.register(server)
-    serve_wire_form(server._lowlevel_server)  # after every tool handler is in place
+    ToolDispatch(server).install()  # tools/call (bridge/dispatch.py), after every tool is added
+    drop_idle_telemetry(server._lowlevel_server)  # spans only when tracing is configured
     return server

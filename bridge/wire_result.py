@@ -4,7 +4,7 @@ The SDK turns a handler's `CallToolResult` into a dict with `model_dump` (one wa
 result), then validates and dumps that dict against the protocol version's result schema (a
 second walk), then serializes the response (a third). The bridge builds every tool result from
 plain parts (bridge/label.py), so the dict the first walk would produce is known already: the
-`tools/call` handler returns it instead of the model, and the SDK's schema check and serialization
+`tools/call` handler (bridge/dispatch.py) returns it instead of the model, and the SDK's schema check and serialization
 run on it unchanged. Only a result whose fields are still the objects it was built from is
 answered that way; anything else (another tool's result, a copy with an update) goes to the SDK
 as the model it is.
@@ -14,12 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server import Server
-from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, PrivateAttr
-
-TOOLS_CALL = "tools/call"
+from pydantic import PrivateAttr
 
 
 class WireResult(CallToolResult):
@@ -71,19 +67,3 @@ def text_result(
     assert result.meta is not None
     result._parts = (block.text, result.structured_content, result.is_error, result.meta)
     return result
-
-
-def serve_wire_form(server: Server[Any]) -> None:
-    """Wrap the `tools/call` handler so a `WireResult` leaves as its wire form (call this after
-    every tool and extension is registered: it wraps whatever handler is there)."""
-    entry = server.get_request_handler(TOOLS_CALL)
-    if entry is None:
-        return
-    inner = entry.handler
-
-    async def handler(ctx: ServerRequestContext[Any, Any], params: BaseModel) -> HandlerResult:
-        result = await inner(ctx, params)
-        wire = result.wire() if isinstance(result, WireResult) else None
-        return result if wire is None else wire
-
-    server.add_request_handler(TOOLS_CALL, entry.params_type, handler)
