@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
@@ -11,9 +12,10 @@ from subprocess import PIPE
 from typing import Any
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import ByteSendStream, Process
 
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
+from asp_protocol.pipes import PipeWriter
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
 from host_client.tree import descendants, end_tree, sweep_orphans
@@ -32,11 +34,48 @@ class ExitInfo:
     answered: bool
 
 
+class HostStdin(ByteSendStream):
+    """The host's stdin: a pipe the bridge owns, written on the event loop.
+
+    anyio's process stdin stream yields to the event loop after every write, even when the pipe
+    took the whole line, so each host request cost a loop turn before the bridge could go on. Here
+    a line the pipe takes is written and the send returns; it waits only while the pipe is full
+    (the host is not reading). Closing it closes the pipe, which the host reads as EOF.
+    """
+
+    def __init__(self, transport: asyncio.WriteTransport, protocol: PipeWriter) -> None:
+        self._transport, self._protocol = transport, protocol
+        self._closed = False
+
+    @classmethod
+    async def attach(cls, fd: int) -> HostStdin:
+        """Own the write end *fd* of the host's stdin pipe (closed with the stream)."""
+        protocol = PipeWriter()
+        pipe = os.fdopen(fd, "wb", buffering=0)
+        transport, _ = await asyncio.get_running_loop().connect_write_pipe(lambda: protocol, pipe)
+        return cls(transport, protocol)
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._protocol.lost or self._transport.is_closing():
+            raise anyio.BrokenResourceError
+        self._transport.write(item)
+        await self._protocol.drain()  # returns at once unless the pipe is full
+        if self._protocol.lost:
+            raise anyio.BrokenResourceError
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._transport.close()  # what is still buffered is written first, then EOF
+
+
 @dataclass
 class HostInstance:
     """A spawned host. `dead` is set once the process is gone and its exit is recorded."""
 
     process: Process
+    stdin: ByteSendStream
     endpoint: JsonRpcEndpoint
     stderr: ByteRing
     started_at: float
@@ -60,26 +99,36 @@ async def spawn(
     settings: HostClientSettings, on_wire: Callable[[HostInstance, WireEvent], None]
 ) -> HostInstance:
     """Start the configured argv with explicit pipes in the workspace; raises OSError if it cannot."""
-    process = await anyio.open_process(
-        list(settings.argv),
-        stdin=PIPE,
-        stdout=PIPE,
-        stderr=PIPE,
-        cwd=str(settings.cwd),
-        env=settings.env,
-        start_new_session=True,  # its own group: ended as a whole (host_client/tree.py)
-    )
-    assert process.stdin is not None and process.stdout is not None
+    child_stdin, write_end = os.pipe()  # both close-on-exec; the child gets its end as fd 0
+    try:
+        process = await anyio.open_process(
+            list(settings.argv),
+            stdin=child_stdin,
+            stdout=PIPE,
+            stderr=PIPE,
+            cwd=str(settings.cwd),
+            env=settings.env,
+            start_new_session=True,  # its own group: ended as a whole (host_client/tree.py)
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(child_stdin)
+    stdin = await HostStdin.attach(write_end)
+    assert process.stdout is not None
     _LIVE.add(process.pid)
     holder: list[HostInstance] = []
     endpoint = JsonRpcEndpoint(
         process.stdout,
-        process.stdin,
+        stdin,
         name=f"host[{process.pid}]",
         max_line_bytes=settings.max_line_bytes,
         on_wire=lambda event: on_wire(holder[0], event) if holder else None,
     )
-    instance = HostInstance(process, endpoint, ByteRing(settings.stderr_buffer_bytes), time.time())
+    instance = HostInstance(
+        process, stdin, endpoint, ByteRing(settings.stderr_buffer_bytes), time.time()
+    )
     holder.append(instance)
     return instance
 
@@ -137,18 +186,15 @@ async def stop(instance: HostInstance, grace: float) -> None:
         return
     tree = descendants(process.pid)
     try:
-        await _stop_leader(process, grace)
+        await _stop_leader(process, instance.stdin, grace)
     finally:
         end_tree(process.pid, tree + descendants(process.pid))
 
 
-async def _stop_leader(process: Process, grace: float) -> None:
+async def _stop_leader(process: Process, stdin: ByteSendStream, grace: float) -> None:
     with anyio.CancelScope(shield=True):
-        try:
-            if process.stdin is not None:
-                await process.stdin.aclose()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await stdin.aclose()
         with anyio.move_on_after(grace):
             await process.wait()
         if process.returncode is None:
