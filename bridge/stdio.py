@@ -4,7 +4,9 @@ The SDK's own `stdio_server` moves every line in and out through worker threads 
 wrappers); on a 2-core machine that thread hop is most of the bridge's per-call cost. Here the
 process's stdin and stdout pipes are attached to the asyncio loop (`connect_read_pipe` /
 `connect_write_pipe`), complete lines are parsed once and handed to the SDK server as its read
-stream, and each outgoing message is serialized once, straight to bytes. The SDK (`mcp`) stays the
+stream, and each outgoing message is serialized once, straight to bytes. The streams are not
+memory streams fed by tasks of their own: a read parses the next line in the task that reads, a
+send writes in the task that sends, so a message costs no extra task switch on either side. The SDK (`mcp`) stays the
 MCP implementation: only the transport below its streams is ours.
 
 Every bad line gets a typed JSON-RPC answer instead of silence, and the server keeps serving:
@@ -24,13 +26,13 @@ import json
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
 import mcp.types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -187,14 +189,55 @@ def _divert() -> tuple[int, int, Callable[[], None]]:
     return wire_in, wire_out, restore
 
 
-Streams = tuple[
-    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
-]
+class WireReads(ObjectReceiveStream[SessionMessage | Exception]):
+    """The SDK server's read stream: each `receive` takes the next complete line off stdin and
+    parses it, in the task that asks (no relay task, no hand-off through a memory stream); a bad
+    line is answered at once and the next one read."""
+
+    def __init__(self, reader: _LineReader, answer: Callable[[bytes], Awaitable[None]]) -> None:
+        self._reader, self._answer = reader, answer
+
+    async def receive(self) -> SessionMessage | Exception:
+        while (item := await self._reader.next()) is not None:
+            if isinstance(item, tuple):
+                await self._answer(oversized(item[0], item[1], self._reader.limit))
+                continue
+            parsed = classify(item)
+            if isinstance(parsed, bytes):
+                log.warning("answered a bad input line: %s", parsed[:200].decode("ascii"))
+                await self._answer(parsed)
+                continue
+            return parsed
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        return None  # the pipes are loop_stdio's to close, once the server is done
+
+
+class WireWrites(ObjectSendStream[SessionMessage]):
+    """The SDK server's write stream: each message is serialized once and written to stdout by
+    the task that sends it; a send waits only while the pipe is full."""
+
+    def __init__(self, send: Callable[[bytes], Awaitable[None]]) -> None:
+        self._send = send
+        self._closed = False
+
+    async def send(self, item: SessionMessage) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        message = item.message
+        data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+        await self._send(data + b"\n")
+
+    async def aclose(self) -> None:
+        self._closed = True
 
 
 @asynccontextmanager
-async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Streams]:
-    """The (read, write) streams of an SDK server, fed from stdin and drained to stdout."""
+async def loop_stdio(
+    limit: int = MAX_REQUEST_LINE_BYTES,
+) -> AsyncIterator[tuple[WireReads, WireWrites]]:
+    """The (read, write) streams of an SDK server, reading stdin and writing stdout directly."""
     wire_in, wire_out, restore = _divert()
     reader = _LineReader(limit)
     writer = PipeWriter()
@@ -205,8 +248,6 @@ async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Strea
     write_transport, _ = await loop.connect_write_pipe(
         lambda: writer, os.fdopen(wire_out, "wb", buffering=0)
     )
-    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def send(data: bytes) -> None:
         if writer.lost:
@@ -214,40 +255,11 @@ async def loop_stdio(limit: int = MAX_REQUEST_LINE_BYTES) -> AsyncIterator[Strea
         write_transport.write(data)
         await writer.drain()
 
-    async def read_lines() -> None:
-        async with to_server:
-            while (item := await reader.next()) is not None:
-                if isinstance(item, tuple):
-                    await send(oversized(item[0], item[1], limit))
-                    continue
-                parsed = classify(item)
-                if isinstance(parsed, bytes):
-                    log.warning("answered a bad input line: %s", parsed[:200].decode("ascii"))
-                    await send(parsed)
-                else:
-                    await to_server.send(parsed)
-
-    written = anyio.Event()
-
-    async def write_messages() -> None:
-        async with from_server:
-            async for session_message in from_server:
-                message = session_message.message
-                data = message.__pydantic_serializer__.to_json(
-                    message, by_alias=True, exclude_unset=True
-                )
-                await send(data + b"\n")
-        written.set()
-
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read_lines)
-            tg.start_soon(write_messages)
-            yield server_reads, server_writes
-            await server_writes.aclose()  # the server is done: flush what it wrote, then stop
-            with anyio.move_on_after(5):
-                await written.wait()
-            tg.cancel_scope.cancel()
+        yield WireReads(reader, send), WireWrites(send)
+        with anyio.move_on_after(5):  # the server is done: let stdout take what is still buffered
+            while write_transport.get_write_buffer_size() and not writer.lost:
+                await anyio.sleep(0.01)
     finally:
         read_transport.close()
         write_transport.close()
