@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_host.repo.gitconfig import ConfigKey, config_key, system_config_path
+from reference_host.repo.spawn import EncodedEnv, find_program, spawn_run
 
 #: Keys that name a program (or start a daemon), pinned to a value that runs nothing.
 FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
@@ -129,9 +130,20 @@ class GitRunner:
     _system_known: bool = field(default=False, repr=False)
     _driver_key: ConfigKey | None = field(default=None, repr=False)
     _driver_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _program: str | None = field(default=None, repr=False)
+    _encoded: EncodedEnv = field(default_factory=EncodedEnv, repr=False)
 
     def argv(self, *args: str) -> list[str]:
         return ["git", "--no-pager", "--no-optional-locks", *args]
+
+    def program(self) -> str:
+        """git's absolute path, from PATH's absolute entries (`spawn.find_program`); looked up
+        again after a failed start, so git installed or moved meanwhile is found."""
+        if self._program is None:
+            self._program = find_program("git", self.env)
+        if self._program is None:
+            raise GitUnusable("git cannot be run: no git executable on PATH")
+        return self._program
 
     def _env(self) -> dict[str, str]:
         """The overrides travel as GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n (command scope, like
@@ -146,24 +158,20 @@ class GitRunner:
 
     def run(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> GitResult:
         """One git command; raises GitUnusable only when git itself cannot be started."""
+        argv = self.argv("-C", os.fspath(cwd or self.cwd), *args)
         try:
-            proc = subprocess.run(
-                self.argv(*args),
-                cwd=cwd or self.cwd,
-                env=self._env(),
-                input=stdin,
-                capture_output=True,
-                check=False,
-            )
+            done = spawn_run(self.program(), argv, self._encoded.get(self._env()), stdin)
         except OSError as exc:
+            self._program = None
             raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
-        return GitResult(proc.returncode, proc.stdout, proc.stderr)
+        return GitResult(done.returncode, done.stdout, done.stderr)
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
         """A streaming git process (e.g. `cat-file --batch`) with the same protections."""
         try:
             return subprocess.Popen(
                 self.argv(*args),
+                executable=self.program(),
                 cwd=self.cwd,
                 env=self._env(),
                 stdin=subprocess.PIPE,
@@ -171,11 +179,13 @@ class GitRunner:
                 stderr=subprocess.DEVNULL,
             )
         except OSError as exc:
+            self._program = None
             raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
 
     def _config_key(self) -> ConfigKey | None:
         if not self._system_known:
-            self._system = system_config_path(self.argv(), self._env(), self.cwd)
+            argv = [self.program(), *self.argv()[1:]]
+            self._system = system_config_path(argv, self._env(), self.cwd)
             self._system_known = True
         return config_key(self.cwd, self.env, self._system)
 

@@ -1,0 +1,161 @@
+"""Starting git for one request cheaply, and never a program the repository put on the way.
+
+`subprocess.run` costs the host about 0.7 ms of its own CPU per git call on the project's 2-core
+machine — encoding the environment (~75 variables, half of them the host's config overrides) in
+Python on every call, the error pipe, the close-fds walk, the `communicate` selector — which on a
+1,000-file repository is an eighth of what `git status` itself takes. Here the program is
+started with `os.posix_spawn` (glibc starts it with `clone(CLONE_VFORK)`: no page tables copied,
+whatever the host's size) from an environment encoded once (`EncodedEnv`), its output is read
+with one `poll` loop, and the call costs about 0.25 ms.
+
+What `subprocess` gave and this keeps: standard input is `/dev/null` (or the bytes given) —
+never the host's own request pipe; SIGPIPE and SIGXFSZ are back to their defaults and no signal
+is blocked in the child; only descriptors 0 to 2 reach it (every other descriptor the host opens is
+close-on-exec). The working directory is git's `-C`, which git applies before it reads anything.
+
+`find_program` resolves the program once, from the absolute entries of `PATH` only: a relative
+entry (`.`, an empty entry) would have been looked up from the repository's directory, where a
+planted `git` executable would have run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+_RESET_SIGNALS = tuple(s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)) if s)
+_READ = 1 << 16
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def find_program(name: str, env: Mapping[str, str]) -> str | None:
+    """The first executable regular file *name* in the absolute directories of env's PATH."""
+    for directory in env.get("PATH", os.defpath).split(os.pathsep):
+        if not os.path.isabs(directory):
+            continue  # would be looked up from the child's working directory: the repository
+        candidate = os.path.join(directory, name)
+        try:
+            info = os.stat(candidate)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@dataclass
+class EncodedEnv:
+    """An environment as bytes, rebuilt only when its source mapping's items change."""
+
+    _source: tuple[tuple[str, str], ...] = ()
+    _encoded: dict[bytes, bytes] = field(default_factory=dict)
+
+    def get(self, env: Mapping[str, str]) -> dict[bytes, bytes]:
+        items = tuple(env.items())
+        if items != self._source:
+            self._encoded = {os.fsencode(k): os.fsencode(v) for k, v in items}
+            self._source = items
+        return self._encoded
+
+
+def spawn_run(
+    program: str, argv: list[str], env: Mapping[bytes, bytes], stdin: bytes | None = None
+) -> Finished:
+    """Run *program* to completion, its stdout and stderr captured; raises OSError when it
+    cannot be started."""
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    in_r, in_w = os.pipe2(os.O_CLOEXEC) if stdin is not None else (-1, -1)
+    mine = [out_r, err_r] + ([in_w] if stdin is not None else [])
+    theirs = [out_w, err_w] + ([in_r] if stdin is not None else [])
+    actions: list[tuple[object, ...]] = [
+        (os.POSIX_SPAWN_DUP2, in_r, 0)
+        if stdin is not None
+        else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2),
+    ]
+    try:
+        if min(theirs) <= 2:  # the host runs without stdio: a dup2 onto itself keeps close-on-exec
+            raise OSError("standard descriptors are closed; cannot start a child safely")
+        pid = os.posix_spawn(
+            program, argv, env, file_actions=actions, setsigmask=(), setsigdef=_RESET_SIGNALS
+        )
+    except BaseException:
+        for fd in mine + theirs:
+            os.close(fd)
+        raise
+    for fd in theirs:
+        os.close(fd)
+    try:
+        out, err = _collect(out_r, err_r, in_w, stdin, mine)
+    except BaseException:
+        _kill(pid)
+        raise
+    finally:
+        for fd in mine:
+            os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return Finished(os.waitstatus_to_exitcode(status), out, err)
+
+
+def _collect(
+    out_r: int, err_r: int, in_w: int, stdin: bytes | None, still_open: list[int]
+) -> tuple[bytes, bytes]:
+    """Read both pipes to their end (and feed stdin) in one poll loop: no pipe can fill and
+    stall the child while the host waits on the other. Stdin is closed (and dropped from
+    *still_open*) once written, so the child sees its end."""
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    poller.register(out_r, select.POLLIN)
+    poller.register(err_r, select.POLLIN)
+    pending = memoryview(stdin or b"")
+    if stdin is not None:
+        if pending:
+            os.set_blocking(in_w, False)
+            poller.register(in_w, select.POLLOUT)
+        else:
+            _close_input(in_w, still_open)
+    open_reads = 2
+    while open_reads or pending:
+        for fd, _event in poller.poll():
+            if fd == in_w:
+                try:
+                    pending = pending[os.write(in_w, pending[:_READ]) :]
+                except BrokenPipeError:
+                    pending = pending[:0]  # the child stopped reading: its answer says why
+                except BlockingIOError:
+                    continue
+                if not pending:
+                    poller.unregister(in_w)
+                    _close_input(in_w, still_open)
+                continue
+            data = os.read(fd, _READ)
+            if data:
+                chunks[fd].append(data)
+            else:
+                poller.unregister(fd)
+                open_reads -= 1
+    return b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _close_input(fd: int, still_open: list[int]) -> None:
+    still_open.remove(fd)
+    os.close(fd)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
