@@ -1,7 +1,7 @@
 """Reference-host latency benchmark (issue 2 item 7) — a plain script, not a timed test.
 
     python bench/host_bench.py [--files 1000] [--changed 50] [--runs 30] [--status-runs 200]
-    python bench/host_bench.py --status-vs-git 1000,10000,50000 [--status-runs 20]
+    python bench/host_bench.py --status-vs-git 1000,10000,50000 [--status-runs 20] [--status-touch]
 
 Builds a 1,000-file Python git repository in a temporary directory, edits 50 files in its work
 tree, starts one real `asp-host serve` process per scenario over stdio, and prints p50/p90 of:
@@ -107,11 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--status-runs", type=int, default=200)
     parser.add_argument("--json", type=Path, help="also write raw samples here")
     parser.add_argument("--status-vs-git", help="comma-separated repository sizes, e.g. 1000,10000")
+    parser.add_argument(
+        "--status-touch",
+        action="store_true",
+        help="with --status-vs-git: also a row where a file changes before every call",
+    )
     args = parser.parse_args(argv)
     if args.status_vs_git:
-        status_vs_git(
-            [int(n) for n in args.status_vs_git.split(",")], args.changed, args.status_runs
-        )
+        sizes = [int(n) for n in args.status_vs_git.split(",")]
+        status_vs_git(sizes, args.changed, args.status_runs, args.status_touch)
         return 0
 
     files = repo_files(args.files)

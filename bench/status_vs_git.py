@@ -9,6 +9,19 @@ subprocess of this script; the two are timed alternately, call by call, so load 
 Beside the wall-clock p50s are the CPU milliseconds per call of the host process together with
 its git children and of git alone (from `resource`/`/proc`), which the others' load moves less.
 The host must leave the work tree as the bench wrote it (checked with `git status` after).
+
+The host reuses a file's digest while its stat is unchanged, but never a digest taken less than
+`RACY_NS` (2 s) after the file last changed (reference_host/repo/workfiles.py). The timed calls
+therefore start once the 50 edits are older than that: the steady state of a client polling
+status. With `--status-touch`, a second row on the same repository and host rewrites one of the
+edited files (same size, new bytes) before every host call and every git call, so each call
+meets a file changed since the last one.
+
+Where the host's time goes, profiled on the 1,000-file repository (CPU clock, one thread: the
+handler runs on the event loop thread in this profile, so the worker-thread hop is not in it):
+
+    python bench/status_vs_git.py --profile 1000 OUT.pstats
+    python -c "import pstats; pstats.Stats('OUT.pstats').sort_stats('tottime').print_stats(30)"
 """
 
 from __future__ import annotations
@@ -25,7 +38,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_repo import build_repo
+from bench_repo import build_repo, changed_files, repo_files
+
+#: Edits older than the host's racy margin (RACY_NS, 2 s) before the timed calls start.
+SETTLE_S = 2.5
+Row = dict[str, float]
 
 
 class NdjsonHost:
@@ -73,46 +90,75 @@ def _timed(action: Callable[[], Any], samples: list[float]) -> None:
     samples.append((time.perf_counter() - started) * 1000)
 
 
-def one_size(size: int, changed: int, runs: int) -> dict[str, float]:
-    """Both p50s (and CPU ms per call) on one freshly built *size*-file repository."""
-    with tempfile.TemporaryDirectory(prefix="asp-status-bench-") as tmp:
-        repo, trusted = Path(tmp) / "repo", Path(tmp) / "trusted"
-        trusted.mkdir()
-        started = time.perf_counter()
-        build_repo(repo, size, changed)
-        setup_s = time.perf_counter() - started
-        before = subprocess.run(["git", "status", "--porcelain=v2"], cwd=repo, capture_output=True)
-        host = NdjsonHost(repo, trusted)
-        try:
-            for _ in range(2):
-                host.call("host/status", {})
-            git = ["git", "-C", str(repo), "status", "--porcelain=v2"]
-            host_ms: list[float] = []
-            git_ms: list[float] = []
-            host_cpu, git_cpu = 0.0, 0.0
-            for _ in range(runs):
-                cpu = host.cpu_s()
-                _timed(lambda: host.call("host/status", {}), host_ms)
-                host_cpu += host.cpu_s() - cpu
-                cpu = _children_cpu_s()
-                _timed(lambda: subprocess.run(git, capture_output=True, check=True), git_ms)
-                git_cpu += _children_cpu_s() - cpu
-        finally:
-            code = host.stop()
-        after = subprocess.run(["git", "status", "--porcelain=v2"], cwd=repo, capture_output=True)
-        if code != 0 or after.stdout != before.stdout:
-            raise RuntimeError("the host exited badly or changed the work tree")
+class Toucher:
+    """Rewrites one edited file in place, same size, new bytes each time (`--status-touch`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data = bytearray(path.read_bytes())
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+        self.data[-2] = ord("0") + self.count % 10  # the digit of the edit's `return 1`
+        self.path.write_bytes(bytes(self.data))
+
+
+def _alternate(host: NdjsonHost, git: list[str], runs: int, before: Callable[[], None]) -> Row:
+    host_ms: list[float] = []
+    git_ms: list[float] = []
+    host_cpu, git_cpu = 0.0, 0.0
+    for _ in range(runs):
+        before()
+        cpu = host.cpu_s()
+        _timed(lambda: host.call("host/status", {}), host_ms)
+        host_cpu += host.cpu_s() - cpu
+        before()
+        cpu = _children_cpu_s()
+        _timed(lambda: subprocess.run(git, capture_output=True, check=True), git_ms)
+        git_cpu += _children_cpu_s() - cpu
     return {
         "host": statistics.median(host_ms),
         "git": statistics.median(git_ms),
         "host_cpu": host_cpu * 1000 / runs,
         "git_cpu": git_cpu * 1000 / runs,
-        "setup_s": setup_s,
     }
 
 
-def status_vs_git(sizes: list[int], changed: int, runs: int) -> None:
-    """Print the table, one row per repository size."""
+def one_size(size: int, changed: int, runs: int, touch: bool) -> dict[str, Row]:
+    """Both p50s (and CPU ms per call) on one freshly built *size*-file repository: the steady
+    row, and with *touch* the row where a file changes before every call."""
+    with tempfile.TemporaryDirectory(prefix="asp-status-bench-") as tmp:
+        repo, trusted = Path(tmp) / "repo", Path(tmp) / "trusted"
+        trusted.mkdir()
+        started = time.perf_counter()
+        build_repo(repo, size, changed)
+        edited = time.time()
+        setup_s = time.perf_counter() - started
+        before = subprocess.run(["git", "status", "--porcelain=v2"], cwd=repo, capture_output=True)
+        host = NdjsonHost(repo, trusted)
+        rows: dict[str, Row] = {}
+        try:
+            for _ in range(2):
+                host.call("host/status", {})
+            time.sleep(max(0.0, edited + SETTLE_S - time.time()))
+            git = ["git", "-C", str(repo), "status", "--porcelain=v2"]
+            rows["steady"] = _alternate(host, git, runs, lambda: None)
+            if touch:
+                first = next(iter(changed_files(repo_files(size), changed)))
+                rows["touched"] = _alternate(host, git, runs, Toucher(repo / first))
+        finally:
+            code = host.stop()
+        after = subprocess.run(["git", "status", "--porcelain=v2"], cwd=repo, capture_output=True)
+        if code != 0 or after.stdout != before.stdout:
+            raise RuntimeError("the host exited badly or changed the work tree")
+    for row in rows.values():
+        row["setup_s"] = setup_s
+    return rows
+
+
+def status_vs_git(sizes: list[int], changed: int, runs: int, touch: bool = False) -> None:
+    """Print the table, one row per repository size (two with *touch*)."""
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         "| files | host/status p50 ms | git status --porcelain=v2 p50 ms | ratio "
@@ -120,10 +166,47 @@ def status_vs_git(sizes: list[int], changed: int, runs: int) -> None:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
-        row = one_size(size, changed, runs)
-        print(
-            f"| {size} | {row['host']:.1f} | {row['git']:.1f} | {row['host'] / row['git']:.2f}x "
-            f"| {row['host_cpu']:.1f} | {row['git_cpu']:.1f} | {row['setup_s']:.1f} |",
-            flush=True,
-        )
+        for name, row in one_size(size, changed, runs, touch).items():
+            label = f"{size}" if name == "steady" else f"{size}, a file {name} before each call"
+            print(
+                f"| {label} | {row['host']:.1f} | {row['git']:.1f} "
+                f"| {row['host'] / row['git']:.2f}x | {row['host_cpu']:.1f} "
+                f"| {row['git_cpu']:.1f} | {row['setup_s']:.1f} |",
+                flush=True,
+            )
+        print(f"  (load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def profile(size: int, changed: int, out: Path, calls: int = 300) -> None:
+    """`host_status` in-process under cProfile with a CPU clock, on a settled *size*-file repo."""
+    import cProfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from reference_host.cli import build_context
+    from reference_host.status.results import host_status
+
+    with tempfile.TemporaryDirectory(prefix="asp-status-profile-") as tmp:
+        repo = Path(tmp) / "repo"
+        build_repo(repo, size, changed)
+        time.sleep(SETTLE_S)
+        ctx = build_context(repo, None, "advisory")
+        for _ in range(5):
+            host_status(ctx, {})
+        started = time.process_time()
+        for _ in range(calls):
+            host_status(ctx, {})
+        cpu_ms = (time.process_time() - started) * 1000 / calls
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+        for _ in range(calls):
+            host_status(ctx, {})
+        profiler.disable()
+        profiler.dump_stats(out)
+    print(f"host_status in-process: {cpu_ms:.2f} ms CPU/call without the profiler (its git not")
+    print(f"counted), load {os.getloadavg()[0]:.2f}; profile of {calls} calls in {out}")
+
+
+if __name__ == "__main__":
+    assert sys.argv[1] == "--profile", "usage: status_vs_git.py --profile SIZE OUT.pstats"
+    profile(int(sys.argv[2]), 50, Path(sys.argv[3]))

@@ -1,9 +1,19 @@
 """Reading work-tree files with bounded memory: streaming hashes and a size cap on loaded bytes.
 
 A work tree can hold a multi-GB file. Hashing reads it in `CHUNK` pieces (git's sha1 and the
-ASP blob id in one pass) and remembers the answer per (size, mtime, inode) so the next status
-does not read it again; loading bytes for a provider is refused above `MAX_BLOB_BYTES` and the
+ASP blob id in one pass); loading bytes for a provider is refused above `MAX_BLOB_BYTES` and the
 caller reports the path degraded as too large. Nothing here writes.
+
+A digest is reused while the file's whole stat — device, inode, size, mtime and ctime to the
+nanosecond — is what it was when the digest was taken (the rule git's index uses), and only if
+the digest was not *racy*: a file whose mtime or ctime was not at least `RACY_NS` older than the
+moment its reading began could be rewritten again within the same timestamp tick, same size,
+with nothing in its stat to show it, so such a digest is never kept and the file is read again
+on the next request. The margin covers a kernel's coarse file clock (it lags the host's clock by
+up to a scheduler tick, about 10 ms), FAT's 2-second mtimes, and a network file server's clock
+running up to 2 s behind the host's (more skew than that is the one case it does not cover; a
+server clock ahead only makes more digests racy). A file that changes while it is read (its stat
+after the read differs from before) gets no digest rather than a wrong one.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +35,17 @@ CHUNK = 1024 * 1024
 #: Blobs above this size are never loaded into memory for providers (reported "too large").
 MAX_BLOB_BYTES = 16 * 1024 * 1024
 _HASH_CACHE_ENTRIES = 20_000
+#: A digest taken less than this after the file's last change is not reused (see above).
+RACY_NS = 2_000_000_000
+#: Readings of a file that keeps changing while it is read before it is given no identity.
+CHANGING_TRIES = 3
+
+#: What a reused digest must still match: device, inode, size, mtime_ns, ctime_ns.
+Signature = tuple[int, int, int, int, int]
+
+
+def signature(info: os.stat_result) -> Signature:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -83,7 +105,7 @@ class WorkFiles:
         self._real_prefix = os.path.join(self._real, "")
         self._as_real = self._prefix == self._real_prefix  # the root was named by its real path
         self.max_blob_bytes = max_blob_bytes
-        self._hashes: OrderedDict[tuple[str, int, int, int, int], FileHash] = OrderedDict()
+        self._hashes: OrderedDict[str, tuple[Signature, FileHash]] = OrderedDict()
         self._lock = threading.Lock()
 
     def _inside(self, path: str, seen: dict[str, bool] | None = None) -> str | None:
@@ -152,35 +174,44 @@ class WorkFiles:
     def hash(
         self, path: str, *, with_sha1: bool = True, seen: dict[str, bool] | None = None
     ) -> FileHash | None:
-        """Streaming identity of a work-tree file; None when absent, unreadable or outside.
+        """Streaming identity of a work-tree file; None when absent, unreadable, outside, or
+        changing under each of `CHANGING_TRIES` readings.
 
         `with_sha1=False` (a path HEAD lacks, so nothing to compare with) skips git's sha1 and
         leaves `FileHash.sha1` empty: half the hashing on a huge untracked file."""
-        try:
-            entry = self._entry(path, seen)
-            if entry is None:
+        for _attempt in range(CHANGING_TRIES):
+            try:
+                entry = self._entry(path, seen)
+                if entry is None:
+                    return None
+                full, info, target = entry
+                if target is not None:
+                    sha1, sha256 = hash_stream([target], len(target))
+                    blob = "blob:sha256:" + sha256.hexdigest()
+                    return FileHash(sha1.hexdigest(), blob, len(target))
+                before = signature(info)
+                cached = self._hashes.get(path)
+                if cached is not None and cached[0] == before and (cached[1].sha1 or not with_sha1):
+                    return cached[1]
+                began = time.time_ns()
+                result = self._hash_regular(full, before, with_sha1)
+            except (OSError, ValueError):
                 return None
-            full, info, target = entry
-            if target is not None:
-                sha1, sha256 = hash_stream([target], len(target))
-                return FileHash(sha1.hexdigest(), "blob:sha256:" + sha256.hexdigest(), len(target))
-            key = (path, info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+            if result is not None:
+                break
+        else:
+            return None  # rewritten under every reading: no identity rather than a wrong one
+        if max(before[3], before[4]) < began - RACY_NS:
             with self._lock:
-                cached = self._hashes.get(key)
-            if cached is not None and (cached.sha1 or not with_sha1):
-                return cached
-            result = self._hash_regular(full, info.st_size, with_sha1)
-        except (OSError, ValueError):
-            return None
-        if result is not None:
-            with self._lock:
-                self._hashes[key] = result
+                self._hashes.pop(path, None)
+                self._hashes[path] = (before, result)
                 while len(self._hashes) > _HASH_CACHE_ENTRIES:
                     self._hashes.popitem(last=False)
         return result
 
     @staticmethod
-    def _hash_regular(full: str, size: int, with_sha1: bool) -> FileHash | None:
+    def _hash_regular(full: str, before: Signature, with_sha1: bool) -> FileHash | None:
+        size = before[2]
         sha1, sha256 = hash_stream(None, size)
         read = 0
         with open(full, "rb") as handle:
@@ -189,7 +220,8 @@ class WorkFiles:
                 if with_sha1:
                     sha1.update(chunk)
                 sha256.update(chunk)
-        if read != size:
-            return None  # the file changed while it was read: no identity rather than a wrong one
+            after = signature(os.fstat(handle.fileno()))
+        if read != size or after != before:
+            return None  # changed while it was read: read again (see `hash`)
         sha1_hex = sha1.hexdigest() if with_sha1 else ""
         return FileHash(sha1_hex, "blob:sha256:" + sha256.hexdigest(), size)
