@@ -25,12 +25,19 @@ class HostContext:
     trusted_dir: Path | None = None
     proposals: ProposalStore = field(default_factory=ProposalStore)
     _policies: dict[str | None, EffectivePolicy] = field(default_factory=dict)
+    _last_policy: EffectivePolicy | None = None
+
+    def recent_policy(self) -> EffectivePolicy | None:
+        """The policy the last reading of the workspace found: a guess to start work with while
+        git reads the work tree, to be checked against `policy_for` of the new state."""
+        return self._last_policy
 
     def policy_for(self, state: WorkTreeState) -> EffectivePolicy:
         """The policy of the committed baseline (cached per tree: trees are immutable)."""
         key = state.tree if state.tree is not None else state.rev
         cached = self._policies.get(key)
         if cached is not None:
+            self._last_policy = cached
             return cached
         raw: bytes | None
         if state.unusable is not None:
@@ -44,6 +51,7 @@ class HostContext:
         if len(self._policies) > 8:
             self._policies.clear()
         self._policies[key] = policy
+        self._last_policy = policy
         return policy
 
     def authority(

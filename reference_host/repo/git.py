@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_host.repo.gitconfig import ConfigKey, config_key, system_config_path
-from reference_host.repo.spawn import EncodedEnv, find_program, spawn_run
+from reference_host.repo.spawn import Child, EncodedEnv, find_program, spawn_start
 
 #: Keys that name a program (or start a daemon), pinned to a value that runs nothing.
 FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
@@ -93,6 +93,20 @@ class GitResult:
         text = self.stderr.decode("utf-8", "replace").strip()
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return ("; ".join(lines[:4]) or f"git exited with {self.returncode}")[:500]
+
+
+@dataclass
+class RunningGit:
+    """A git command started by `GitRunner.start`."""
+
+    child: Child
+
+    def result(self) -> GitResult:
+        done = self.child.finish()
+        return GitResult(done.returncode, done.stdout, done.stderr)
+
+    def close(self) -> None:
+        self.child.close()
 
 
 def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -158,13 +172,22 @@ class GitRunner:
 
     def run(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> GitResult:
         """One git command; raises GitUnusable only when git itself cannot be started."""
+        running = self.start(*args, stdin=stdin, cwd=cwd)
+        try:
+            return running.result()
+        finally:
+            running.close()
+
+    def start(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> RunningGit:
+        """`run` in two halves: git works while the caller does something else, then
+        `result()`; `close()` (always, in a finally) kills it if the result was never taken."""
         argv = self.argv("-C", os.fspath(cwd or self.cwd), *args)
         try:
-            done = spawn_run(self.program(), argv, self._encoded.get(self._env()), stdin)
+            child = spawn_start(self.program(), argv, self._encoded.get(self._env()), stdin)
         except OSError as exc:
             self._program = None
             raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None
-        return GitResult(done.returncode, done.stdout, done.stderr)
+        return RunningGit(child)
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
         """A streaming git process (e.g. `cat-file --batch`) with the same protections."""

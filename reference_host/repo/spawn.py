@@ -69,10 +69,45 @@ class EncodedEnv:
         return self._encoded
 
 
-def spawn_run(
+class Child:
+    """A started program whose output is collected by `finish` (once); `close` kills and reaps
+    it if `finish` never ran, so no exception between the two leaves a process behind."""
+
+    def __init__(self, pid: int, out_r: int, err_r: int, in_w: int, stdin: bytes | None) -> None:
+        self.pid = pid
+        self._fds = [out_r, err_r] + ([in_w] if stdin is not None else [])
+        self._stdin = stdin
+        self._done: Finished | None = None
+
+    def finish(self) -> Finished:
+        if self._done is None:
+            out_r, err_r = self._fds[0], self._fds[1]
+            in_w = self._fds[2] if self._stdin is not None else -1
+            try:
+                out, err = _collect(out_r, err_r, in_w, self._stdin, self._fds)
+            except BaseException:
+                self.close()
+                raise
+            self._close_fds()
+            _, status = os.waitpid(self.pid, 0)
+            self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
+        return self._done
+
+    def close(self) -> None:
+        if self._done is None and self.pid:
+            _kill(self.pid)
+            self.pid = 0
+        self._close_fds()
+
+    def _close_fds(self) -> None:
+        while self._fds:
+            os.close(self._fds.pop())
+
+
+def spawn_start(
     program: str, argv: list[str], env: Mapping[bytes, bytes], stdin: bytes | None = None
-) -> Finished:
-    """Run *program* to completion, its stdout and stderr captured; raises OSError when it
+) -> Child:
+    """Start *program* with its stdout and stderr piped to the host; raises OSError when it
     cannot be started."""
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
@@ -93,21 +128,25 @@ def spawn_run(
             program, argv, env, file_actions=actions, setsigmask=(), setsigdef=_RESET_SIGNALS
         )
     except BaseException:
-        for fd in mine + theirs:
-            os.close(fd)
-        raise
-    for fd in theirs:
-        os.close(fd)
-    try:
-        out, err = _collect(out_r, err_r, in_w, stdin, mine)
-    except BaseException:
-        _kill(pid)
-        raise
-    finally:
         for fd in mine:
             os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    return Finished(os.waitstatus_to_exitcode(status), out, err)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return Child(pid, out_r, err_r, in_w, stdin)
+
+
+def spawn_run(
+    program: str, argv: list[str], env: Mapping[bytes, bytes], stdin: bytes | None = None
+) -> Finished:
+    """Run *program* to completion, its stdout and stderr captured; raises OSError when it
+    cannot be started."""
+    child = spawn_start(program, argv, env, stdin)
+    try:
+        return child.finish()
+    finally:
+        child.close()
 
 
 def _collect(

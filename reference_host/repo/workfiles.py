@@ -167,9 +167,39 @@ class WorkFiles:
         return data if len(data) <= cap else None
 
     def hash_all(self, wanted: dict[str, bool]) -> dict[str, FileHash | None]:
-        """`hash` of many paths (path -> with_sha1), each parent directory checked once."""
+        """`hash` of many paths (path -> with_sha1), each parent directory checked once.
+
+        A status asks this for every changed path on every request, and nearly all of them are
+        regular files whose digest is reused: that case is one lstat and a comparison here;
+        anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`."""
         seen: dict[str, bool] = {}
-        return {path: self.hash(path, with_sha1=sha1, seen=seen) for path, sha1 in wanted.items()}
+        found: dict[str, FileHash | None] = {}
+        prefix, cache, lstat = self._prefix, self._hashes, os.lstat
+        for path, with_sha1 in wanted.items():
+            directory = path.rpartition("/")[0]
+            inside = seen.get(directory)
+            if inside is None:
+                inside = self._dir_inside(directory, seen)
+            if not inside:
+                found[path] = None
+                continue
+            cached = cache.get(path)
+            if cached is not None:
+                try:
+                    info = lstat(prefix + path)
+                except (OSError, ValueError):
+                    found[path] = None
+                    continue
+                known, digest = cached
+                if (
+                    known == signature(info)
+                    and stat.S_ISREG(info.st_mode)
+                    and (digest.sha1 or not with_sha1)
+                ):
+                    found[path] = digest
+                    continue
+            found[path] = self.hash(path, with_sha1=with_sha1, seen=seen)
+        return found
 
     def hash(
         self, path: str, *, with_sha1: bool = True, seen: dict[str, bool] | None = None

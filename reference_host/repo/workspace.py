@@ -29,6 +29,7 @@ from pathlib import Path
 from asp_protocol.canonical import blob_id, digest
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
+from reference_host.repo.gitstatus import STATUS_ARGS, PendingState, parse_status
 from reference_host.repo.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
@@ -168,51 +169,41 @@ class Workspace:
 
     def state(self) -> WorkTreeState:
         """The current work tree against HEAD: one `git status` (plus rev-parse when HEAD moved)."""
+        pending = self.start_state()
+        try:
+            return pending.result()
+        finally:
+            pending.close()
+
+    def start_state(self) -> PendingState[WorkTreeState]:
+        """`state` in two halves: `git status` runs while the caller does work that does not
+        need its answer; `result()` then reads it. Always `close()` it (kills git if unread)."""
         if self.mode == "unusable":
             self._discover()  # the user may have fixed it; never fixed *for* them
         if self.mode == "plain":
-            return self._plain_state()
+            return PendingState(self._plain_state())
         if self.mode == "unusable":
-            return self._unusable_state(self.unusable or "git cannot be used")
+            return PendingState(self._unusable_state(self.unusable or "git cannot be used"))
         try:
-            return self._git_state()
+            self.runner.refresh_drivers()
+            running = self.runner.start(*STATUS_ARGS)
         except GitUnusable as exc:
-            return self._unusable_state(exc.reason)
+            return PendingState(self._unusable_state(exc.reason))
+        return PendingState(None, running, self._git_state)
 
     def _unusable_state(self, reason: str) -> WorkTreeState:
         return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
 
-    def _git_state(self) -> WorkTreeState:
-        self.runner.refresh_drivers()
-        out = self._git(
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--branch",
-            "--no-renames",
-            "--untracked-files=all",
-            "--ignore-submodules=all",
-        )
-        commit: str | None = None
-        candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
-        for record in out.split(b"\0"):
-            if not record:
-                continue
-            text = record.decode("utf-8", "surrogateescape")
-            if text.startswith("# branch.oid "):
-                oid = text[len("# branch.oid ") :]
-                commit = None if oid == "(initial)" else oid
-            elif text.startswith("1 "):
-                fields = text.split(" ", 8)
-                if fields[3] == "160000" or fields[4] == "160000":
-                    continue  # a submodule: its content is not this repository's
-                candidates[fields[8]] = None if fields[3] == "000000" else fields[6]
-            elif text.startswith("u "):
-                # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
-                fields = text.split(" ", 10)
-                candidates[fields[10]] = None if fields[4] == "000000" else fields[8]
-            elif text.startswith("? "):
-                candidates[text[2:]] = None
+    def _git_state(self, status: GitResult) -> WorkTreeState:
+        try:
+            return self._read_status(status)
+        except GitUnusable as exc:
+            return self._unusable_state(exc.reason)
+
+    def _read_status(self, status: GitResult) -> WorkTreeState:
+        if not status.ok:
+            raise GitUnusable(status.reason())
+        commit, candidates = parse_status(status.stdout)
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(self._filtered_paths(tree, candidates))

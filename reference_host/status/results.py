@@ -47,14 +47,36 @@ class Snapshot:
     policy: EffectivePolicy
     entries: list[Enrollment]
     servers: list[dict[str, Any]]
+    gates: dict[str, Any]
+    capabilities: dict[str, Any]
 
 
 def snapshot(ctx: HostContext) -> Snapshot:
-    state = ctx.workspace.state()
+    """The request's state and provider views. git reads the work tree while the views are built
+    from the policy the last reading found (on a 2-core machine the two overlap); when the new
+    state's policy is another one, the views are built again from it."""
+    pending = ctx.workspace.start_state()
+    try:
+        guess = ctx.recent_policy()
+        views = _views(ctx, guess) if guess is not None else None
+        state = pending.result()
+    finally:
+        pending.close()
     policy = ctx.policy_for(state)
+    if views is None or guess is not policy:
+        views = _views(ctx, policy)
+    return Snapshot(state, policy, *views)
+
+
+def _views(
+    ctx: HostContext, policy: EffectivePolicy
+) -> tuple[list[Enrollment], list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """Providers, their status views, gates and capability coverage under *policy*."""
     entries = enrollments(ctx, policy)
     servers = [server_status(ctx, policy, e) for e in entries]
-    return Snapshot(state, policy, entries, servers)
+    by_id = {s["id"]: s for s in servers}
+    gates = gate_statuses(ctx, policy, entries)
+    return entries, servers, gates, capability_coverage(ctx, policy, entries, by_id)
 
 
 def _workspace_degraded(snap: Snapshot) -> list[dict[str, Any]]:
@@ -75,17 +97,10 @@ def _coverage(snap: Snapshot, degraded: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _rollup(
-    ctx: HostContext, snap: Snapshot
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
-    """Gates, capability coverage and the gates' distinct degradations (status, capabilities)."""
-    gates = gate_statuses(ctx, snap.policy, snap.entries)
-    by_id = {s["id"]: s for s in snap.servers}
-    capabilities = capability_coverage(ctx, snap.policy, snap.entries, by_id)
-    degraded = _unique(
-        _workspace_degraded(snap) + [d for g in gates.values() for d in g["degraded"]]
-    )
-    return gates, capabilities, degraded
+def _rollup(snap: Snapshot) -> list[dict[str, Any]]:
+    """The gates' distinct degradations, after the workspace's own (status, capabilities)."""
+    gates = snap.gates.values()
+    return _unique(_workspace_degraded(snap) + [d for g in gates for d in g["degraded"]])
 
 
 def _status_receipt(
@@ -131,7 +146,7 @@ def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def host_status(ctx: HostContext, params: Any) -> dict[str, Any]:
     clock = Clock()
     snap = snapshot(ctx)
-    gates, capabilities, degraded = _rollup(ctx, snap)
+    gates, capabilities, degraded = snap.gates, snap.capabilities, _rollup(snap)
     baseline = snap.state.baseline()
     override = ctx.workspace.read_work_file(LOCAL_OVERRIDE) is not None
     policy_block: dict[str, Any] = {
@@ -182,7 +197,7 @@ def host_status(ctx: HostContext, params: Any) -> dict[str, Any]:
 def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
     clock = Clock()
     snap = snapshot(ctx)
-    _, capabilities, degraded = _rollup(ctx, snap)
+    capabilities, degraded = snap.capabilities, _rollup(snap)
     return {
         "capabilities": capabilities,
         "sources": snap.servers,

@@ -1,0 +1,78 @@
+"""Reading one `git status --porcelain=v2 -z`: the arguments the host runs it with, its records
+turned into (HEAD commit, candidate paths), and a reading still in progress (`PendingState`).
+
+The host's status starts git, does the work that does not need git's answer (provider views,
+gate roll-ups) while git reads the work tree on the other core, and only then waits for the
+answer (reference_host/status/results.py). The candidates are every path git reports as
+differing from HEAD in any way; `Workspace` then compares each one's bytes itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from reference_host.repo.git import GitResult, RunningGit
+
+State = TypeVar("State")
+
+STATUS_ARGS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--no-renames",
+    "--untracked-files=all",
+    "--ignore-submodules=all",
+)
+
+
+class PendingState(Generic[State]):
+    """A work-tree reading in progress (`Workspace.start_state`): either already known, or a
+    running `git status` and the function that turns its answer into the state."""
+
+    def __init__(
+        self,
+        ready: State | None,
+        running: RunningGit | None = None,
+        read: Callable[[GitResult], State] | None = None,
+    ) -> None:
+        self._state = ready
+        self._running = running
+        self._read = read
+
+    def result(self) -> State:
+        if self._state is None:
+            assert self._running is not None and self._read is not None
+            self._state = self._read(self._running.result())
+        return self._state
+
+    def close(self) -> None:
+        if self._running is not None:
+            self._running.close()
+
+
+def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
+    """(HEAD commit or None before the first commit, path -> HEAD sha1 or None when HEAD lacks
+    it) of every path `git status` reports; submodules are skipped (their content is not ours)."""
+    commit: str | None = None
+    candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        text = record.decode("utf-8", "surrogateescape")
+        if text.startswith("# branch.oid "):
+            oid = text[len("# branch.oid ") :]
+            commit = None if oid == "(initial)" else oid
+        elif text.startswith("1 "):
+            fields = text.split(" ", 8)
+            if fields[3] == "160000" or fields[4] == "160000":
+                continue  # a submodule: its content is not this repository's
+            candidates[fields[8]] = None if fields[3] == "000000" else fields[6]
+        elif text.startswith("u "):
+            # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
+            fields = text.split(" ", 10)
+            candidates[fields[10]] = None if fields[4] == "000000" else fields[8]
+        elif text.startswith("? "):
+            candidates[text[2:]] = None
+    return commit, candidates
