@@ -253,7 +253,7 @@ class Builds:
             loaded.append(links is not None)
             return links
 
-        index = await anyio.to_thread.run_sync(self.engine.index, readable, cached)
+        index = await anyio.to_thread.run_sync(self.engine.index, readable, cached, PARSE_WORKERS)
         if loaded == [False]:  # resolved here: kept for the next provider, behind the answer
             build.fresh_links = (self.engine.tree_key(readable), index.links)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))

@@ -17,13 +17,17 @@ def split_chain(node: ast.expr) -> tuple[tuple[str, ...] | None, ast.Call | None
 
     None when the expression does not start at a plain name (or a call of one).
     """
+    kind = type(node)
+    if kind is ast.Name:  # the most common chain by far: one name
+        return (node.id,), None  # type: ignore[attr-defined]
     parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
+    while kind is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
     parts.reverse()
-    if isinstance(node, ast.Name):
-        return (node.id, *parts), None
+    if kind is ast.Name:
+        return (node.id, *parts), None  # type: ignore[attr-defined]
     if isinstance(node, ast.Call):
         inner, _root = split_chain(node.func)
         if inner is not None:

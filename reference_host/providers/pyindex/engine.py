@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from asp_protocol.canonical import blob_id, digest
+from reference_host.providers.pyindex.diskcache import decode, encode
 from reference_host.providers.pyindex.facts import ModuleFacts, Scope, Uses, parse_facts
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.linking import Links
@@ -42,9 +43,22 @@ def checked_facts(blob: str, data: bytes, max_file_bytes: int) -> ModuleFacts:
     return parse_facts(blob, data)
 
 
-def parse_chunk(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[ModuleFacts]:
-    """`checked_facts` of many blobs: the unit of work sent to a parse worker process."""
-    return [checked_facts(blob, data, max_file_bytes) for blob, data in items]
+def parse_chunk(items: list[tuple[str, bytes]], max_file_bytes: int) -> list[tuple[str, bytes]]:
+    """`checked_facts` of many blobs, the unit of work sent to a parse worker process, each as
+    its (blob id, marshalled cache entry): a few byte strings cross the process boundary
+    instead of a pickled graph of small objects (half the CPU on both sides, see diskcache)."""
+    return [(blob, encode(checked_facts(blob, data, max_file_bytes))) for blob, data in items]
+
+
+def unpack_chunk(entries: list[tuple[str, bytes]]) -> list[ModuleFacts]:
+    """The facts of a parse worker's `parse_chunk` result (it made the entries itself)."""
+    out = []
+    for blob, data in entries:
+        facts = decode(blob, data)
+        if facts is None:  # cannot happen short of a broken worker: never an empty success
+            raise ValueError(f"parse worker returned an unreadable entry for {blob}")
+        out.append(facts)
+    return out
 
 
 class InspectEngine:
@@ -115,12 +129,16 @@ class InspectEngine:
         return self._facts.get(blob)
 
     def index(
-        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None = None
+        self,
+        tree: Mapping[str, str],
+        cached: Callable[[str], Links | None] | None = None,
+        cores: int = 1,
     ) -> PythonIndex:
         """The index of *tree*; every blob must have been added (see `missing`). When it is not
-        in memory, *cached* may supply its resolved tables by the tree's key (`tree_key`)."""
+        in memory, *cached* may supply its resolved tables by the tree's key (`tree_key`);
+        otherwise they are resolved in up to *cores* processes (forklink.py)."""
         with self._mutex:
-            return self._index(tree, cached)
+            return self._index(tree, cached, cores)
 
     @staticmethod
     def tree_key(tree: Mapping[str, str]) -> str:
@@ -128,7 +146,7 @@ class InspectEngine:
         return digest(sorted(tree.items()))
 
     def _index(
-        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None
+        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None, cores: int
     ) -> PythonIndex:
         key = self.tree_key(tree)
         found = self._indexes.get(key)
@@ -143,7 +161,7 @@ class InspectEngine:
                 raise KeyError(f"no content for {blob} ({path})")
             files[path] = (blob, facts)
         links = cached(key) if cached is not None else None
-        built = PythonIndex(files, links=links)
+        built = PythonIndex(files, links=links, cores=cores)
         self.stats["indexBuilds" if links is None else "indexLoads"] += 1
         self._indexes[key] = built
         while len(self._indexes) > self.max_indexes:

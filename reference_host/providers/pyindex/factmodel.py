@@ -69,7 +69,7 @@ class UseFact(NamedTuple):
 
 
 USE_KINDS = ("call", "load", "base", "decorator")
-_KIND_CODES = {kind: code for code, kind in enumerate(USE_KINDS)}
+KIND_CODES = {kind: code for code, kind in enumerate(USE_KINDS)}
 _NUMBERS: list[int] = list(range(1024))
 _MAX_SHARED = 1 << 20
 
@@ -100,23 +100,24 @@ class Uses:
         self.chain_of = array("i")  # index into `chains`
         self.chains: list[tuple[str, ...]] = []
 
-    def add(
-        self,
-        scope: int,
-        chain: tuple[str, ...],
-        kind: str,
-        span: Span,
-        known: dict[tuple[str, ...], int],
-    ) -> None:
-        """Record a use; *known* numbers the distinct chains while a module is collected."""
-        number = known.get(chain)
-        if number is None:
-            number = known[chain] = len(self.chains)
-            self.chains.append(chain)
-        self.scopes.append(scope)
-        self.kinds.append(_KIND_CODES[kind])
-        self.spans.extend(span)
-        self.chain_of.append(number)
+    @classmethod
+    def from_lists(
+        cls,
+        scopes: list[int],
+        kinds: list[int],
+        spans: list[int],
+        chain_of: list[int],
+        chains: list[tuple[str, ...]],
+    ) -> Uses:
+        """Uses from the collector's plain lists (codes of `USE_KINDS`, four span numbers a use):
+        appending to lists while collecting and packing once is cheaper than array appends."""
+        uses = cls()
+        uses.scopes = array("i", scopes)
+        uses.kinds = bytearray(kinds)
+        uses.spans = array("i", spans)
+        uses.chain_of = array("i", chain_of)
+        uses.chains = chains
+        return uses
 
     def __len__(self) -> int:
         return len(self.scopes)

@@ -7,7 +7,6 @@ name resolution across modules happens later, in `index.py`.
 from __future__ import annotations
 
 import ast
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -42,17 +41,16 @@ from reference_host.providers.pyindex.factmodel import (
     Uses,
 )
 from reference_host.providers.pyindex.flow import FlowVisitors
+from reference_host.providers.pyindex.recorder import Recorder
 
 
-class _Collector(FlowVisitors):
+class _Collector(Recorder, FlowVisitors):
     """One pass over the tree recording scopes, bindings, definitions, uses and imports."""
 
-    def __init__(self, blob: str, lines: list[bytes]) -> None:
-        self.lines = lines
+    def __init__(self, blob: str, data: bytes, lines: list[bytes]) -> None:
+        super().__init__(data, lines)
         self.scopes: list[Scope] = [Scope(owner="", kind="module", parent=-1)]
         self.defs: list[DefFact] = []
-        self.uses = Uses()
-        self.known_chains: dict[tuple[str, ...], int] = {}
         self.imports: list[ImportFact] = []
         self.all_names: list[str] | None = None
         self.scope = 0
@@ -60,30 +58,6 @@ class _Collector(FlowVisitors):
         self.type_checking = 0
         self.classes: dict[int, DefFact] = {}  # class scope index -> its definition
         self.dropped_attrs: set[tuple[int, str]] = set()
-        self.ascii = all(line.isascii() for line in lines)
-
-    # -- positions -------------------------------------------------------------------------
-    def _char(self, line: int, col: int) -> int:
-        if 0 < line <= len(self.lines):
-            text = self.lines[line - 1]
-            if not text.isascii():
-                return len(text[:col].decode("utf-8", errors="replace"))
-        return col
-
-    def span(self, node: ast.AST) -> Span:
-        line = getattr(node, "lineno", 1)
-        end_line = getattr(node, "end_lineno", None) or line
-        col = getattr(node, "col_offset", 0)
-        end_col = getattr(node, "end_col_offset", None) or col
-        if self.ascii:  # byte columns are character columns
-            return (line - 1, col, end_line - 1, end_col)
-        return (line - 1, self._char(line, col), end_line - 1, self._char(end_line, end_col))
-
-    def shape(self, node: ast.AST, span: Span) -> str:
-        first = getattr(node, "decorator_list", None)
-        start = min([d.lineno for d in first] + [span[0] + 1]) - 1 if first else span[0]
-        text = b"\n".join(line.rstrip() for line in self.lines[start : span[2] + 1])
-        return hashlib.blake2b(text, digest_size=12).hexdigest()
 
     # -- bindings --------------------------------------------------------------------------
     def bind(self, name: str, binding: Binding) -> None:
@@ -108,33 +82,24 @@ class _Collector(FlowVisitors):
         owner = self.scopes[self.scope].owner
         return f"{owner}.{name}" if owner else name
 
-    def use(self, chain: tuple[str, ...], kind: str, node: ast.AST) -> None:
-        self.uses.add(self.scope, chain, kind, self.span(node), self.known_chains)
-
     # -- traversal -------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
-        kind = type(node)
         try:
-            handler = _HANDLERS[kind]
+            handler = _HANDLERS[type(node)]
         except KeyError:
-            # unbound, per class: a bound method kept on the instance would make a reference
-            # cycle, and parse workers run without the cyclic collector (see build.py)
-            handler = _HANDLERS[kind] = getattr(_Collector, "visit_" + kind.__name__, None)
-        if handler is not None:
-            handler(self, node)
-            return
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                self.visit(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
+            handler = _HANDLERS[type(node)] = _handler(type(node))
+        handler(self, node)
 
     def visit_many(self, nodes: list[ast.stmt] | list[ast.expr]) -> None:
+        handlers = _HANDLERS
         for node in nodes:
-            self.visit(node)
+            if type(node) is ast.Constant:
+                continue
+            handler = handlers.get(type(node))
+            if handler is None:
+                self.visit(node)
+            else:
+                handler(self, node)
 
     def _decorators(self, decorators: list[ast.expr]) -> None:
         for deco in decorators:
@@ -322,13 +287,13 @@ class _Collector(FlowVisitors):
             self.all_names = [n for n in names if isinstance(n, str)]
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
+        if type(node.ctx) is ast.Load:
             self.use((node.id,), "load", node)
         else:
             self.bind(node.id, LOCAL)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        chain, root = split_chain(node) if isinstance(node.ctx, ast.Load) else (None, None)
+        chain, root = split_chain(node) if type(node.ctx) is ast.Load else (None, None)
         if chain is not None:
             self.use(chain, "load", node)
             if root is not None:
@@ -344,9 +309,12 @@ class _Collector(FlowVisitors):
                 self.visit_Call(root)
         else:
             self.visit(node.func)
-        self.visit_many(node.args)
+        if node.args:
+            self.visit_many(node.args)
         for keyword in node.keywords:
-            self.visit(keyword.value)
+            value = keyword.value
+            if type(value) is not ast.Constant:
+                self.visit(value)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.type is not None:
@@ -356,7 +324,42 @@ class _Collector(FlowVisitors):
         self.visit_many(node.body)
 
 
-_HANDLERS: dict[type, Callable[[_Collector, Any], None] | None] = {}
+# Fields that hold no uses: contexts and operators are childless nodes, the rest plain values.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "id", "attr", "arg", "level"})
+
+
+def _nothing(collector: _Collector, node: ast.AST) -> None:
+    """Constants, contexts, operators, `pass`: nothing to record, nothing below."""
+
+
+def _handler(kind: type) -> Callable[[_Collector, Any], None]:
+    """How the collector visits a node type: its `visit_` method, else a walk of the fields
+    that may hold expressions or statements, in field order (the order uses are recorded in).
+    Handlers are unbound functions kept per type, not bound methods on the instance: those
+    would make a reference cycle, and parse workers run without the cyclic collector."""
+    method = getattr(_Collector, "visit_" + kind.__name__, None)
+    if method is not None:
+        return method  # type: ignore[no-any-return]
+    fields = tuple(name for name in getattr(kind, "_fields", ()) if name not in _LEAF_FIELDS)
+    if kind is ast.Constant or not fields:
+        return _nothing
+
+    def walk(collector: _Collector, node: ast.AST, fields: tuple[str, ...] = fields) -> None:
+        handlers = _HANDLERS
+        for name in fields:
+            value = getattr(node, name, None)
+            for item in value if type(value) is list else (value,):
+                if isinstance(item, ast.AST) and type(item) is not ast.Constant:
+                    handler = handlers.get(type(item))
+                    if handler is None:
+                        collector.visit(item)
+                    else:
+                        handler(collector, item)
+
+    return walk
+
+
+_HANDLERS: dict[type, Callable[[_Collector, Any], None]] = {}
 
 
 def parse_facts(blob: str, data: bytes) -> ModuleFacts:
@@ -366,28 +369,22 @@ def parse_facts(blob: str, data: bytes) -> ModuleFacts:
         tree = ast.parse(data, type_comments=False)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         message = f"{type(exc).__name__}: {getattr(exc, 'msg', None) or exc}"
-        return ModuleFacts(
-            blob, [Scope("", "module", -1)], [], Uses(), [], error=message[:300], lines=len(lines)
-        )
-    collector = _Collector(blob, lines)
+        return _bare(blob, message[:300], len(lines))
+    collector = _Collector(blob, data, lines)
     try:
         collector.visit_many(tree.body)
     except RecursionError:
-        return ModuleFacts(
-            blob,
-            [Scope("", "module", -1)],
-            [],
-            Uses(),
-            [],
-            error="RecursionError: too deeply nested",
-            lines=len(lines),
-        )
+        return _bare(blob, "RecursionError: too deeply nested", len(lines))
     return ModuleFacts(
         blob,
         collector.scopes,
         collector.defs,
-        collector.uses,
+        collector.uses(),
         collector.imports,
         all_names=collector.all_names,
         lines=len(lines),
     )
+
+
+def _bare(blob: str, error: str, lines: int) -> ModuleFacts:
+    return ModuleFacts(blob, [Scope("", "module", -1)], [], Uses(), [], error=error, lines=lines)

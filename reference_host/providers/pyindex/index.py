@@ -17,7 +17,8 @@ from reference_host.providers.pyindex.facts import (
     DefFact,
     ModuleFacts,
 )
-from reference_host.providers.pyindex.linking import Links, Ref, def_id, link_file, split_id
+from reference_host.providers.pyindex.forklink import link_files
+from reference_host.providers.pyindex.linking import Links, Ref, def_id, split_id
 from reference_host.providers.pyindex.modules import ModuleName, is_test_path, module_names
 from reference_host.providers.pyindex.typed import returned, typed_attr
 
@@ -46,9 +47,11 @@ class PythonIndex:
         files: dict[str, tuple[str, ModuleFacts]],
         names: dict[str, ModuleName] | None = None,
         links: Links | None = None,
+        cores: int = 1,
     ) -> None:
         """*names*: the module names of a larger tree these files belong to (one file's index);
-        *links*: the resolved tables of this very tree, read back from the persistent cache."""
+        *links*: the resolved tables of this very tree, read back from the persistent cache;
+        *cores*: how many processes may resolve its uses (forklink.py)."""
         names = module_names(files) if names is None else names
         self.files: dict[str, FileEntry] = {}
         self.modules: dict[str, list[tuple[str, bool]]] = defaultdict(list)
@@ -84,8 +87,7 @@ class PythonIndex:
         self.unresolved = self.links.unresolved
         self.unresolved_at = self.links.unresolved_at
         if links is None:
-            for entry in self.files.values():
-                link_file(self, entry)
+            link_files(self, list(self.files.values()), cores)
             self.forget_resolutions()
 
     def forget_resolutions(self) -> None:

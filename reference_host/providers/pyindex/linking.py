@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from reference_host.providers.pyindex.chains import CALL
 from reference_host.providers.pyindex.factmodel import Span
-from reference_host.providers.pyindex.unresolved import note_unresolved
+from reference_host.providers.pyindex.unresolved import MAX_EXAMPLES, note_unresolved
 
 if TYPE_CHECKING:
     from reference_host.providers.pyindex.index import FileEntry, PythonIndex
@@ -81,6 +81,23 @@ class Links:
         self.refs.append(ref)
         self.refs_to[ref.target].append(ref)
         self.refs_from[ref.source].append(ref)
+
+    def absorb(self, later: Links) -> None:
+        """Append the tables of files linked after every file of these (forklink.py): the same
+        tables as linking all of them in turn into one."""
+        for ref in later.refs:
+            self.add_ref(ref)
+        for name in ("deps", "rdeps", "module_rdeps", "type_rdeps"):
+            mine: defaultdict[str, set[str]] = getattr(self, name)
+            for holder, members in getattr(later, name).items():
+                mine[holder] |= members
+        for attr, (uses, calls) in later.unresolved.items():
+            counts = self.unresolved.setdefault(attr, [0, 0])
+            counts[0] += uses
+            counts[1] += calls
+        for attr, samples in later.unresolved_at.items():
+            kept = self.unresolved_at.setdefault(attr, [])
+            kept.extend(samples[: max(0, MAX_EXAMPLES - len(kept))])
 
     def add_dep(
         self, importer: str, imported: str | None, type_only: bool, whole: bool = False

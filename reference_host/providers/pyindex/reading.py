@@ -6,6 +6,10 @@ and loading or parsing it; asked one after the other the two processes take turn
 takes their sum. So the next batch is requested as soon as the current one has arrived: at most one
 readBlob is outstanding at a time (the host's per-session budget counts the same calls), and the
 facts produced are the same, batch by batch, as reading in turn would produce.
+
+Parsing is most of a first build, so blobs go to the worker processes in small chunks as each
+batch arrives, and the facts they send back (marshalled cache entries, `engine.parse_chunk`) are
+unpacked here while the workers parse the rest; small chunks keep both workers busy to the end.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import anyio
 from asp_protocol.errors import AspError
 from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.pyindex.diskcache import FactCache
-from reference_host.providers.pyindex.engine import InspectEngine, parse_chunk
+from reference_host.providers.pyindex.engine import InspectEngine, parse_chunk, unpack_chunk
 from reference_host.providers.pyindex.facts import ModuleFacts
 
 log = logging.getLogger("asp.python-inspect.build")
@@ -31,7 +35,7 @@ log = logging.getLogger("asp.python-inspect.build")
 READ_BATCH = 256
 PARSE_WORKERS = min(2, os.cpu_count() or 1)
 MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
-POOL_CHUNK = 64
+POOL_CHUNK = 32
 
 Batch = tuple[dict[str, bytes], dict[str, AspError]]
 
@@ -97,11 +101,23 @@ async def read_facts(
         return out
     pooled = workers > 1 and len(wanted) >= MIN_POOL_BLOBS
     pool: ProcessPoolExecutor | None = None
-    pending: list[Future[list[ModuleFacts]]] = []
+    pending: list[Future[list[tuple[str, bytes]]]] = []
 
-    def counted(size: int, future: Future[list[ModuleFacts]]) -> None:
+    def counted(size: int, future: Future[list[tuple[str, bytes]]]) -> None:
         if not future.exception():
             step(size)
+
+    def adopt(entries: list[tuple[str, bytes]]) -> None:
+        for facts in unpack_chunk(entries):
+            out[facts.blob] = engine.add_parsed(facts)
+            if fresh is not None:
+                fresh.append(facts)
+
+    async def harvest(everything: bool) -> None:
+        """Unpack the chunks the workers finished (all of them, waiting, when *everything*)."""
+        while pending and (everything or pending[0].done()):
+            entries = await anyio.to_thread.run_sync(pending.pop(0).result)
+            await anyio.to_thread.run_sync(adopt, entries)
 
     failed: Exception | None = None
     try:
@@ -144,16 +160,13 @@ async def read_facts(
                         future = pool.submit(parse_chunk, part, engine.max_file_bytes)
                         future.add_done_callback(functools.partial(counted, len(part)))
                         pending.append(future)
+                    await harvest(False)
             except Exception as exc:  # raised below, as itself (not in an exception group)
                 failed = exc
                 tg.cancel_scope.cancel()
         if failed is not None:
             raise failed
-        for future in pending:
-            for facts in await anyio.to_thread.run_sync(future.result):
-                out[facts.blob] = engine.add_parsed(facts)
-                if fresh is not None:
-                    fresh.append(facts)
+        await harvest(True)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)

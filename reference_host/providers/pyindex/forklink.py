@@ -1,0 +1,90 @@
+"""Resolving a large tree's uses on two cores: a forked copy of the index links the second half.
+
+Linking (linking.py) is the one step of a first build that needs every file's facts at once, so it
+cannot run in the parse workers; done in turn it kept one core idle for about three seconds on
+Django. A fork shares the whole index with a child without copying or sending it: the child links
+the files of the second half (by uses) while this process links the first, then sends its tables
+back in the index cache's compact encoding (indexcache.py), and they are appended in file order —
+exactly what linking every file in turn records (references in the same order, counts summed, the
+first unresolved examples kept). The child only computes and writes one pipe; anything wrong with
+it (it died, its answer does not decode) and this process links that half itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from reference_host.providers.pyindex.indexcache import decode, encode
+from reference_host.providers.pyindex.linking import link_file
+
+if TYPE_CHECKING:
+    from reference_host.providers.pyindex.index import FileEntry, PythonIndex
+
+log = logging.getLogger("asp.python-inspect.build")
+
+SPLIT_MIN_USES = 50_000  # below this a fork costs more than the half it saves
+_PART = "linked-part"  # the key sealed into the child's entry
+
+
+def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> None:
+    """Link *entries* (in order) into `index.links`, in two processes when *cores* > 1, the tree
+    is large enough and the platform forks."""
+    uses = [len(entry.facts.uses) for entry in entries]
+    if cores < 2 or sum(uses) < SPLIT_MIN_USES or not hasattr(os, "fork"):
+        _link(index, entries)
+        return
+    half, seen = sum(uses) // 2, 0
+    cut = len(entries)
+    for position, count in enumerate(uses):
+        seen += count
+        if seen >= half:
+            cut = position + 1
+            break
+    first, second = entries[:cut], entries[cut:]
+    assert not index.links.refs, "the child's tables must start empty"
+    reader, writer = os.pipe()
+    try:
+        child = os.fork()
+    except OSError as exc:
+        os.close(reader)
+        os.close(writer)
+        log.info("cannot fork a linking helper (%s): linking in turn", exc)
+        _link(index, entries)
+        return
+    if child == 0:  # pragma: no cover - runs in the forked child, which never returns
+        _child(index, second, reader, writer)
+    os.close(writer)
+    _link(index, first)
+    with os.fdopen(reader, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(child, 0)
+    part = decode(_PART, data) if os.waitstatus_to_exitcode(status) == 0 else None
+    if part is None:
+        log.info("linking helper failed (status %d): linking its half in turn", status)
+        _link(index, second)
+    else:
+        index.links.absorb(part)
+
+
+def _link(index: PythonIndex, entries: Iterable[FileEntry]) -> None:
+    for entry in entries:
+        link_file(index, entry)
+
+
+def _child(index: PythonIndex, entries: list[FileEntry], reader: int, writer: int) -> None:
+    """The forked child: link *entries* into its copy of the (still empty) tables, write them,
+    exit without cleanup (the parent's threads, event loop and pipes to the host are not this
+    process's to touch)."""
+    code = 70
+    try:
+        os.close(reader)
+        _link(index, entries)
+        data = encode(_PART, index.links)
+        with os.fdopen(writer, "wb") as pipe:
+            pipe.write(data)
+        code = 0
+    finally:
+        os._exit(code)
