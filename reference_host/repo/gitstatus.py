@@ -58,21 +58,22 @@ def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
     commit: str | None = None
     candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
     for record in out.split(b"\0"):
-        if not record:
-            continue
-        text = record.decode("utf-8", "surrogateescape")
-        if text.startswith("# branch.oid "):
-            oid = text[len("# branch.oid ") :]
-            commit = None if oid == "(initial)" else oid
-        elif text.startswith("1 "):
-            fields = text.split(" ", 8)
-            if fields[3] == "160000" or fields[4] == "160000":
+        kind = record[:2]
+        if kind == b"1 ":
+            # 1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
+            fields = record.split(b" ", 8)
+            if fields[3] == b"160000" or fields[4] == b"160000":
                 continue  # a submodule: its content is not this repository's
-            candidates[fields[8]] = None if fields[3] == "000000" else fields[6]
-        elif text.startswith("u "):
+            head = None if fields[3] == b"000000" else fields[6].decode("ascii")
+            candidates[fields[8].decode("utf-8", "surrogateescape")] = head
+        elif kind == b"? ":
+            candidates[record[2:].decode("utf-8", "surrogateescape")] = None
+        elif kind == b"u ":
             # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
-            fields = text.split(" ", 10)
-            candidates[fields[10]] = None if fields[4] == "000000" else fields[8]
-        elif text.startswith("? "):
-            candidates[text[2:]] = None
+            fields = record.split(b" ", 10)
+            head = None if fields[4] == b"000000" else fields[8].decode("ascii")
+            candidates[fields[10].decode("utf-8", "surrogateescape")] = head
+        elif record.startswith(b"# branch.oid "):
+            oid = record[len(b"# branch.oid ") :].decode("ascii")
+            commit = None if oid == "(initial)" else oid
     return commit, candidates

@@ -19,6 +19,7 @@ kept out of the snapshot and listed in `WorkTreeState.uncarried` with the reason
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -54,15 +55,22 @@ class WorkTreeState:
     def dirty(self) -> str | None:
         if not self.differing and not self.uncarried:
             return None
-        pairs: list[list[str | None]] = [[path, blob] for path, blob in self.differing.items()]
-        pairs.extend([f"uncarried:{path}", None] for path in self.uncarried)
-        return digest(sorted(pairs, key=lambda pair: str(pair[0])))
+        return _dirty_digest(frozenset(self.differing.items()), frozenset(self.uncarried))
 
     def baseline(self) -> dict[str, str]:
         result = {"rev": self.rev}
         if self.dirty is not None:
             result["dirty"] = self.dirty
         return result
+
+
+@functools.lru_cache(maxsize=8)
+def _dirty_digest(differing: frozenset[tuple[str, str | None]], uncarried: frozenset[str]) -> str:
+    """The `dirty` digest of a set of differences (remembered: a status polled while nothing
+    changes asks for the same one every time; the key is the whole set, so any change misses)."""
+    pairs: list[list[str | None]] = [[path, blob] for path, blob in differing]
+    pairs.extend([f"uncarried:{path}", None] for path in uncarried)
+    return digest(sorted(pairs, key=lambda pair: str(pair[0])))
 
 
 def _has_git_entry(root: Path) -> bool:

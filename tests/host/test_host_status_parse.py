@@ -1,0 +1,48 @@
+"""`parse_status` (reference_host/repo/gitstatus.py) on the output of a real `git status`: every
+record kind the host asks for, names that are not UTF-8, and submodules left out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from reference_host.repo.git import GitRunner
+from reference_host.repo.gitstatus import STATUS_ARGS, parse_status
+from tests.support.gitrepo import git, make_repo
+
+
+def test_each_record_kind_gives_its_path_and_head_blob(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"mod.py": "a\n", "gone.py": "b\n", "same.py": "c\n"})
+    sub = make_repo(tmp_path / "sub", {"s.py": "s\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "commit", "-q", "-m", "submodule")
+    (repo / "mod.py").write_text("a2\n")
+    (repo / "gone.py").unlink()
+    (repo / "staged.py").write_text("new\n")
+    git(repo, "add", "staged.py")
+    (repo / "untracked dir").mkdir()
+    (repo / "untracked dir" / "u.py").write_text("u\n")
+    odd = os.fsdecode(b"caf\xe9.txt")  # not UTF-8: kept as surrogate escapes
+    (repo / odd).write_text("x\n")
+    (repo / "sub" / "s.py").write_text("changed inside the submodule\n")
+    heads = {
+        line.split()[3]: line.split()[2] for line in git(repo, "ls-tree", "-r", "HEAD").splitlines()
+    }
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert out.ok
+    commit, candidates = parse_status(out.stdout)
+    assert commit == git(repo, "rev-parse", "HEAD").strip()
+    assert candidates == {
+        "mod.py": heads["mod.py"],
+        "gone.py": heads["gone.py"],
+        "staged.py": None,
+        "untracked dir/u.py": None,
+        odd: None,
+    }
+
+
+def test_an_unborn_branch_has_no_commit_and_no_head_blobs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a\n"}, commit=False)
+    git(repo, "add", "a.py")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert parse_status(out.stdout) == (None, {"a.py": None})
