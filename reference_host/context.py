@@ -32,6 +32,10 @@ class HostContext:
         git reads the work tree, to be checked against `policy_for` of the new state."""
         return self._last_policy
 
+    def knows_policy(self, state: WorkTreeState) -> bool:
+        """Whether `policy_for(state)` is answered from the cache (no git, no file read)."""
+        return (state.tree if state.tree is not None else state.rev) in self._policies
+
     def policy_for(self, state: WorkTreeState) -> EffectivePolicy:
         """The policy of the committed baseline (cached per tree: trees are immutable)."""
         key = state.tree if state.tree is not None else state.rev

@@ -27,6 +27,7 @@ from reference_host.evaluate.fast_path import fast_path_envelope
 from reference_host.helpers import policy_info, put_blob, working_changeset
 from reference_host.inspect.query import query_inspect
 from reference_host.status.results import host_authority_status, host_capabilities, host_status
+from reference_host.status.snapshot import Snapshot, snapshot_async
 
 FAST_PATH_CHECK = ("check/evaluate", "judge/evaluate")
 FAST_PATH_REFUSED = (
@@ -57,6 +58,18 @@ def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext
     return handler
 
 
+def _status_like(
+    fn: Callable[[HostContext, Any, Snapshot], dict[str, Any]], ctx: HostContext
+) -> RequestHandler:
+    """A status-like method on the event loop (`status/snapshot.py` says when it hops)."""
+
+    async def handler(params: Any, rpc: RequestContext) -> Any:
+        params = _object_params(params)
+        return fn(ctx, params, await snapshot_async(ctx))
+
+    return handler
+
+
 def _refusal(code: ErrorCode, message: str, fail_class: FailClass, method: str) -> RequestHandler:
     """A handler that always answers the same typed error (detail: the method called)."""
 
@@ -75,9 +88,9 @@ def build_endpoint(
     def add(method: str, handler: RequestHandler) -> None:
         endpoint.register(method, handler)
 
-    add("host/status", _threaded(host_status, ctx))
-    add("host/capabilities", _threaded(host_capabilities, ctx))
-    add("host/authority/status", _threaded(host_authority_status, ctx))
+    add("host/status", _status_like(host_status, ctx))
+    add("host/capabilities", _status_like(host_capabilities, ctx))
+    add("host/authority/status", _status_like(host_authority_status, ctx))
     add("host/workingChangeset", _threaded(working_changeset, ctx))
     add("host/putBlob", _threaded(put_blob, ctx))
     add("host/policy", _threaded(policy_info, ctx))

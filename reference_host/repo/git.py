@@ -105,6 +105,11 @@ class RunningGit:
         done = self.child.finish()
         return GitResult(done.returncode, done.stdout, done.stderr)
 
+    async def result_async(self) -> GitResult:
+        """`result`, awaited on the event loop instead of blocking a thread."""
+        done = await self.child.finish_async()
+        return GitResult(done.returncode, done.stdout, done.stderr)
+
     def close(self) -> None:
         self.child.close()
 

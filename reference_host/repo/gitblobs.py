@@ -50,6 +50,10 @@ class BlobReader:
             raise GitUnusable(out.reason())
         return out.stdout
 
+    def knows_commit(self, commit: str | None) -> bool:
+        """Whether `tree_of(commit)` is answered without running git."""
+        return commit is None or commit in self._commit_tree
+
     def tree_of(self, commit: str) -> str:
         tree = self._commit_tree.get(commit)
         if tree is None:

@@ -16,6 +16,11 @@ from reference_host.repo.git import GitResult, RunningGit
 
 State = TypeVar("State")
 
+
+class NeedsReading(Exception):
+    """The state needs file bytes read or another git command run: not for the event loop."""
+
+
 STATUS_ARGS = (
     "status",
     "--porcelain=v2",
@@ -35,16 +40,26 @@ class PendingState(Generic[State]):
         self,
         ready: State | None,
         running: RunningGit | None = None,
-        read: Callable[[GitResult], State] | None = None,
+        read: Callable[[GitResult, bool], State] | None = None,
     ) -> None:
         self._state = ready
         self._running = running
         self._read = read
+        self._answer: GitResult | None = None
 
-    def result(self) -> State:
+    async def answered(self) -> None:
+        """Wait on the event loop until git has answered (`result` then does not block on it)."""
+        if self._running is not None and self._answer is None:
+            self._answer = await self._running.result_async()
+
+    def result(self, *, read_files: bool = True) -> State:
+        """The state; with `read_files=False`, raises `NeedsReading` instead of reading any
+        file's bytes or running another git command (then call it again in a worker thread)."""
         if self._state is None:
             assert self._running is not None and self._read is not None
-            self._state = self._read(self._running.result())
+            if self._answer is None:
+                self._answer = self._running.result()
+            self._state = self._read(self._answer, read_files)
         return self._state
 
     def close(self) -> None:

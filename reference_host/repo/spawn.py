@@ -20,6 +20,7 @@ planted `git` executable would have run.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -27,6 +28,8 @@ import signal
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+import anyio
 
 _RESET_SIGNALS = tuple(s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)) if s)
 _READ = 1 << 16
@@ -90,6 +93,28 @@ class Child:
                 raise
             self._close_fds()
             _, status = os.waitpid(self.pid, 0)
+            self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
+        return self._done
+
+    async def finish_async(self) -> Finished:
+        """`finish` without blocking the event loop (no input only): both pipes and a pidfd are
+        watched by the asyncio loop itself — plain reader callbacks, no task per pipe — and the
+        child is reaped once its pidfd says it exited. Off asyncio, `finish` in a thread."""
+        if self._done is None:
+            assert self._stdin is None, "input is fed by the blocking finish()"
+            try:
+                reading = _LoopReading(
+                    asyncio.get_running_loop(), self.pid, self._fds[0], self._fds[1]
+                )
+            except (RuntimeError, OSError):  # not on asyncio, or no pidfd (Linux < 5.3)
+                return await anyio.to_thread.run_sync(self.finish)
+            try:
+                out, err = await reading.done
+            except BaseException:
+                self.close()
+                raise
+            self._close_fds()
+            _, status = os.waitpid(self.pid, 0)  # its pidfd was readable: it has exited
             self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
         return self._done
 
@@ -187,6 +212,58 @@ def _collect(
                 poller.unregister(fd)
                 open_reads -= 1
     return b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+class _LoopReading:
+    """Reads a child's stdout and stderr to their end and waits for its exit on the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, pid: int, out_r: int, err_r: int) -> None:
+        self.loop = loop
+        self.done: asyncio.Future[tuple[bytes, bytes]] = loop.create_future()
+        self.chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        self.out_r, self.err_r = out_r, err_r
+        self.pidfd = os.pidfd_open(pid)  # first: when it fails, nothing is watched yet
+        self.watched = [out_r, err_r, self.pidfd]
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, False)
+            loop.add_reader(fd, self._readable, fd)
+        loop.add_reader(self.pidfd, self._exited)
+        self.done.add_done_callback(self._stop)
+
+    def _readable(self, fd: int) -> None:
+        try:
+            data = os.read(fd, _READ)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if not self.done.done():
+                self.done.set_exception(exc)
+            return
+        if data:
+            self.chunks[fd].append(data)
+            return
+        self._unwatch(fd)
+        self._maybe_done()
+
+    def _exited(self) -> None:
+        self._unwatch(self.pidfd)
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
+        if len(self.watched) == 0 and not self.done.done():
+            out, err = self.chunks[self.out_r], self.chunks[self.err_r]
+            self.done.set_result((b"".join(out), b"".join(err)))
+
+    def _unwatch(self, fd: int) -> None:
+        if fd in self.watched:
+            self.loop.remove_reader(fd)
+            self.watched.remove(fd)
+
+    def _stop(self, _future: object) -> None:
+        """Done or cancelled: stop watching, and close the pidfd (the pipes are the child's)."""
+        for fd in list(self.watched):
+            self._unwatch(fd)
+        os.close(self.pidfd)
 
 
 def _close_input(fd: int, still_open: list[int]) -> None:

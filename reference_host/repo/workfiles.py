@@ -166,12 +166,16 @@ class WorkFiles:
             return None
         return data if len(data) <= cap else None
 
-    def hash_all(self, wanted: dict[str, bool]) -> dict[str, FileHash | None]:
+    def hash_all(
+        self, wanted: dict[str, bool], *, read_files: bool = True
+    ) -> dict[str, FileHash | None] | None:
         """`hash` of many paths (path -> with_sha1), each parent directory checked once.
 
         A status asks this for every changed path on every request, and nearly all of them are
         regular files whose digest is reused: that case is one lstat and a comparison here;
-        anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`."""
+        anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`,
+        or, with `read_files=False` (the event loop must not read a file of any size), makes
+        the answer None."""
         seen: dict[str, bool] = {}
         found: dict[str, FileHash | None] = {}
         prefix, cache, lstat = self._prefix, self._hashes, os.lstat
@@ -183,13 +187,13 @@ class WorkFiles:
             if not inside:
                 found[path] = None
                 continue
+            try:
+                info = lstat(prefix + path)
+            except (OSError, ValueError):
+                found[path] = None
+                continue
             cached = cache.get(path)
             if cached is not None:
-                try:
-                    info = lstat(prefix + path)
-                except (OSError, ValueError):
-                    found[path] = None
-                    continue
                 known, digest = cached
                 if (
                     known == signature(info)
@@ -198,6 +202,8 @@ class WorkFiles:
                 ):
                     found[path] = digest
                     continue
+            if not read_files:
+                return None
             found[path] = self.hash(path, with_sha1=with_sha1, seen=seen)
         return found
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from asp_protocol.canonical import blob_id, digest
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
-from reference_host.repo.gitstatus import STATUS_ARGS, PendingState, parse_status
+from reference_host.repo.gitstatus import STATUS_ARGS, NeedsReading, PendingState, parse_status
 from reference_host.repo.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
@@ -202,20 +202,22 @@ class Workspace:
     def _unusable_state(self, reason: str) -> WorkTreeState:
         return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
 
-    def _git_state(self, status: GitResult) -> WorkTreeState:
+    def _git_state(self, status: GitResult, read_files: bool = True) -> WorkTreeState:
         try:
-            return self._read_status(status)
+            return self._read_status(status, read_files)
         except GitUnusable as exc:
             return self._unusable_state(exc.reason)
 
-    def _read_status(self, status: GitResult) -> WorkTreeState:
+    def _read_status(self, status: GitResult, read_files: bool) -> WorkTreeState:
         if not status.ok:
             raise GitUnusable(status.reason())
         commit, candidates = parse_status(status.stdout)
+        if not read_files and (self.runner.filtered_drivers or not self.blobs.knows_commit(commit)):
+            raise NeedsReading  # check-attr over HEAD, or rev-parse of a new commit
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(self._filtered_paths(tree, candidates))
-        return self._compare(tree, candidates)
+        return self._compare(tree, candidates, read_files)
 
     def _filtered_paths(self, tree: str, known: dict[str, str | None]) -> dict[str, str | None]:
         """HEAD paths whose filter driver was blanked: compared byte for byte, never assumed clean."""
@@ -234,7 +236,9 @@ class Workspace:
                 result[path] = entries[path][1]
         return result
 
-    def _compare(self, tree: str, candidates: dict[str, str | None]) -> WorkTreeState:
+    def _compare(
+        self, tree: str, candidates: dict[str, str | None], read_files: bool = True
+    ) -> WorkTreeState:
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
         uncarried: dict[str, str] = {}
@@ -246,7 +250,10 @@ class Workspace:
                 uncarried[shown(path)] = why
             else:
                 carried[path] = head
-        hashes = self.files.hash_all({path: head is not None for path, head in carried.items()})
+        wanted = {path: head is not None for path, head in carried.items()}
+        hashes = self.files.hash_all(wanted, read_files=read_files)
+        if hashes is None:
+            raise NeedsReading
         for path, head in carried.items():
             found = hashes[path]
             if found is None:

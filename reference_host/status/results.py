@@ -11,7 +11,6 @@ no authority; applying one needs an edit requirement pinning the provider).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
@@ -27,56 +26,9 @@ from reference_host.receipts import (
     assurance_block,
     build_receipt,
 )
-from reference_host.repo.workspace import WorkTreeState
-from reference_host.status.providers import (
-    Enrollment,
-    enrollments,
-    server_status,
-)
-from reference_host.status.rollups import capability_coverage, gate_statuses
-from reference_host.trust.policy import EffectivePolicy
+from reference_host.status.snapshot import Snapshot, snapshot
 
 LOCAL_OVERRIDE = ".asp/local.json"
-
-
-@dataclass
-class Snapshot:
-    """Everything the three status-like results share, computed once per request."""
-
-    state: WorkTreeState
-    policy: EffectivePolicy
-    entries: list[Enrollment]
-    servers: list[dict[str, Any]]
-    gates: dict[str, Any]
-    capabilities: dict[str, Any]
-
-
-def snapshot(ctx: HostContext) -> Snapshot:
-    """The request's state and provider views. git reads the work tree while the views are built
-    from the policy the last reading found (on a 2-core machine the two overlap); when the new
-    state's policy is another one, the views are built again from it."""
-    pending = ctx.workspace.start_state()
-    try:
-        guess = ctx.recent_policy()
-        views = _views(ctx, guess) if guess is not None else None
-        state = pending.result()
-    finally:
-        pending.close()
-    policy = ctx.policy_for(state)
-    if views is None or guess is not policy:
-        views = _views(ctx, policy)
-    return Snapshot(state, policy, *views)
-
-
-def _views(
-    ctx: HostContext, policy: EffectivePolicy
-) -> tuple[list[Enrollment], list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """Providers, their status views, gates and capability coverage under *policy*."""
-    entries = enrollments(ctx, policy)
-    servers = [server_status(ctx, policy, e) for e in entries]
-    by_id = {s["id"]: s for s in servers}
-    gates = gate_statuses(ctx, policy, entries)
-    return entries, servers, gates, capability_coverage(ctx, policy, entries, by_id)
 
 
 def _workspace_degraded(snap: Snapshot) -> list[dict[str, Any]]:
@@ -143,9 +95,9 @@ def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def host_status(ctx: HostContext, params: Any) -> dict[str, Any]:
-    clock = Clock()
-    snap = snapshot(ctx)
+def host_status(ctx: HostContext, params: Any, snap: Snapshot | None = None) -> dict[str, Any]:
+    snap = snap or snapshot(ctx)
+    clock = snap.clock
     gates, capabilities, degraded = snap.gates, snap.capabilities, _rollup(snap)
     baseline = snap.state.baseline()
     override = ctx.workspace.read_work_file(LOCAL_OVERRIDE) is not None
@@ -194,9 +146,11 @@ def host_status(ctx: HostContext, params: Any) -> dict[str, Any]:
     }
 
 
-def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
-    clock = Clock()
-    snap = snapshot(ctx)
+def host_capabilities(
+    ctx: HostContext, params: Any, snap: Snapshot | None = None
+) -> dict[str, Any]:
+    snap = snap or snapshot(ctx)
+    clock = snap.clock
     capabilities, degraded = snap.capabilities, _rollup(snap)
     return {
         "capabilities": capabilities,
@@ -211,9 +165,11 @@ def host_capabilities(ctx: HostContext, params: Any) -> dict[str, Any]:
     }
 
 
-def host_authority_status(ctx: HostContext, params: Any) -> dict[str, Any]:
-    clock = Clock()
-    snap = snapshot(ctx)
+def host_authority_status(
+    ctx: HostContext, params: Any, snap: Snapshot | None = None
+) -> dict[str, Any]:
+    snap = snap or snapshot(ctx)
+    clock = snap.clock
     degraded = _unique(
         _workspace_degraded(snap) + [d for e in snap.entries if e.pins for d in e.degraded["check"]]
     )

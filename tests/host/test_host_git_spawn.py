@@ -10,9 +10,10 @@ import stat
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
-from reference_host.repo.spawn import EncodedEnv, find_program, spawn_run
+from reference_host.repo.spawn import EncodedEnv, find_program, spawn_run, spawn_start
 from reference_host.repo.workspace import Workspace
 from tests.support.gitrepo import make_repo
 
@@ -93,3 +94,36 @@ def test_git_missing_from_path_is_unusable_and_found_again_once_installed(
     (bin_dir / "git").symlink_to(real)
     state = workspace.state()
     assert state.unusable is None and state.tree is not None
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_on_the_event_loop_both_outputs_are_read_to_their_end() -> None:
+    script = "head -c 1000000 /dev/zero; head -c 300000 /dev/zero >&2; exit 5"
+
+    async def run() -> None:
+        done = await spawn_start(SH, ["sh", "-c", script], _env()).finish_async()
+        assert (done.returncode, len(done.stdout), len(done.stderr)) == (5, 1000000, 300000)
+
+    before = _open_fds()
+    anyio.run(run)
+    assert _open_fds() == before
+
+
+def test_a_cancelled_wait_on_the_loop_kills_and_reaps_the_child() -> None:
+    pids: list[int] = []
+
+    async def run() -> None:
+        child = spawn_start(SH, ["sh", "-c", "sleep 30"], _env())
+        pids.append(child.pid)
+        with anyio.move_on_after(0.2):
+            await child.finish_async()
+        child.close()
+
+    before = _open_fds()
+    anyio.run(run)
+    assert _open_fds() == before
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)  # already reaped: no zombie left behind
