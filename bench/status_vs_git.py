@@ -17,8 +17,9 @@ status. With `--status-touch`, a second row on the same repository and host rewr
 edited files (same size, new bytes) before every host call and every git call, so each call
 meets a file changed since the last one.
 
-Where the host's time goes, profiled on the 1,000-file repository (CPU clock, one thread: the
-handler runs on the event loop thread in this profile, so the worker-thread hop is not in it):
+Where the host's time goes, profiled on the 1,000-file repository: `host_status` called
+in-process under cProfile with a CPU clock (its git child's CPU is not the host's; the JSON-RPC
+endpoint and the answer's encoding are not in it — `asp_protocol/jsonrpc.py`):
 
     python bench/status_vs_git.py --profile 1000 OUT.pstats
     python -c "import pstats; pstats.Stats('OUT.pstats').sort_stats('tottime').print_stats(30)"

@@ -26,6 +26,7 @@ STATUS_ARGS = (
     "--porcelain=v2",
     "-z",
     "--branch",
+    "--no-ahead-behind",  # only branch.oid is read: no walk to count commits against upstream
     "--no-renames",
     "--untracked-files=all",
     "--ignore-submodules=all",

@@ -46,3 +46,15 @@ def test_an_unborn_branch_has_no_commit_and_no_head_blobs(tmp_path: Path) -> Non
     git(repo, "add", "a.py")
     out = GitRunner(repo).run(*STATUS_ARGS)
     assert parse_status(out.stdout) == (None, {"a.py": None})
+
+
+def test_a_branch_with_an_upstream_is_read_without_counting_commits(tmp_path: Path) -> None:
+    upstream = make_repo(tmp_path / "upstream", {"a.py": "a\n"})
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(repo))
+    (repo / "a.py").write_text("a2\n")
+    git(repo, "commit", "-q", "-am", "ahead of upstream")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert b"# branch.upstream origin/main" in out.stdout
+    assert b"# branch.ab +? -?" in out.stdout, "ahead/behind not computed"
+    assert parse_status(out.stdout) == (git(repo, "rev-parse", "HEAD").strip(), {})
