@@ -74,6 +74,7 @@ class PythonIndex:
         self._member_memo: dict[tuple[str, str], Target | None] = {}
         self._attr_memo: dict[tuple[str, str], Target | None] = {}
         self._bases_memo: dict[str, list[str]] = {}
+        self._import_memo: dict[tuple[str, Binding], Target | None] = {}
         self.typed_memo: dict[tuple[str, str], Target | None] = {}
         # what every use and import resolved to: computed here, or adopted from a cached index of
         # the same tree (see linking.py); the index reads the tables through these names
@@ -97,6 +98,7 @@ class PythonIndex:
         self._member_memo.clear()
         self._attr_memo.clear()
         self._bases_memo.clear()
+        self._import_memo.clear()
         self.typed_memo.clear()
 
     # -- lookups ----------------------------------------------------------------------------
@@ -173,6 +175,15 @@ class PythonIndex:
         return result
 
     def import_target(self, path: str, binding: Binding, depth: int) -> Target | None:
+        """What an import binding names; memoized per (file, binding) like `module_attr` (most
+        uses of a module start at one of its imports)."""
+        key = (path, binding)
+        if key in self._import_memo:
+            return self._import_memo[key]
+        result = self._import_memo[key] = self._import_target(path, binding, depth)
+        return result
+
+    def _import_target(self, path: str, binding: Binding, depth: int) -> Target | None:
         _, module, attr, level = binding
         absname = self.absolute_module(path, str(module), int(level))  # type: ignore[call-overload]
         if absname is None:

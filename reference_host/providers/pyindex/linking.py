@@ -16,11 +16,14 @@ from sys import intern
 from typing import TYPE_CHECKING, NamedTuple
 
 from reference_host.providers.pyindex.chains import CALL
-from reference_host.providers.pyindex.factmodel import Span
+from reference_host.providers.pyindex.factmodel import KIND_CODES, Span, shared_numbers
 from reference_host.providers.pyindex.unresolved import MAX_EXAMPLES, note_unresolved
 
 if TYPE_CHECKING:
     from reference_host.providers.pyindex.index import FileEntry, PythonIndex
+
+
+CALL_USE, BASE_USE = KIND_CODES["call"], KIND_CODES["base"]
 
 
 def def_id(path: str, qualname: str) -> str:
@@ -136,22 +139,30 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
     """Resolve every use and import of one file into `index.links`."""
     links, path = index.links, entry.path
     owner = _owners(index, path)
-    for use in entry.facts.uses:
-        target, consumed = index.resolve_chain(path, use.scope, use.chain)
-        if consumed < len(use.chain):
-            note_unresolved(index, path, use, consumed)
+    uses = entry.facts.uses
+    # the columns read directly (no UseFact made for each use); span numbers as shared ints,
+    # since the references keep them (factmodel.shared_numbers)
+    chains, spans = uses.chains, list(shared_numbers(uses.spans))
+    columns = zip(uses.scopes, uses.kinds, uses.chain_of, strict=True)
+    for at, (scope, kind, number) in enumerate(columns):
+        chain = chains[number]
+        target, consumed = index.resolve_chain(path, scope, chain)
+        size = len(chain)
+        if consumed < size and size > 1:  # one bare name: no attribute left unresolved
+            note_unresolved(index, path, scope, chain, kind == CALL_USE, spans[4 * at], consumed)
         if target is None or target[0] in ("instance", "super"):
             continue
-        complete = consumed == len(use.chain)
-        if not complete and use.chain[consumed] == CALL:
+        complete = consumed == size
+        if not complete and chain[consumed] == CALL:
             continue  # `f().x`: the call of f is recorded as its own use
-        if use.kind == "call" and complete and target[0] == "def":
-            kind = "calls"
-        elif use.kind == "base" and complete:
-            kind = "inherits"
+        if kind == CALL_USE and complete and target[0] == "def":
+            edge = "calls"
+        elif kind == BASE_USE and complete:
+            edge = "inherits"
         else:
-            kind = "depends-on"
-        links.add_ref(new_ref(owner(use.scope), intern(target[1]), kind, path, use.span))
+            edge = "depends-on"
+        span = (spans[4 * at], spans[4 * at + 1], spans[4 * at + 2], spans[4 * at + 3])
+        links.add_ref(new_ref(owner(scope), intern(target[1]), edge, path, span))
     for imp in entry.facts.imports:
         absname = index.absolute_module(path, imp.module, imp.level)
         if absname is None:

@@ -36,8 +36,27 @@ READ_BATCH = 256
 PARSE_WORKERS = min(2, os.cpu_count() or 1)
 MIN_POOL_BLOBS = 200  # below this a pool costs more than it saves
 POOL_CHUNK = 32
+CHUNK_BYTES = 96 * 1024  # about 40 ms of parsing: a chunk ends at this much source (or 32 blobs)
 
 Batch = tuple[dict[str, bytes], dict[str, AspError]]
+
+
+def chunks(served: dict[str, bytes]) -> list[list[tuple[str, bytes]]]:
+    """A batch in parse chunks of about `CHUNK_BYTES` (at most `POOL_CHUNK` blobs), the largest
+    blobs first: the chunks left when the last batch arrives are then small and even, so neither
+    worker waits long for the other at the end."""
+    out: list[list[tuple[str, bytes]]] = []
+    part: list[tuple[str, bytes]] = []
+    size = 0
+    for blob, data in sorted(served.items(), key=lambda item: -len(item[1])):
+        part.append((blob, data))
+        size += len(data)
+        if size >= CHUNK_BYTES or len(part) >= POOL_CHUNK:
+            out.append(part)
+            part, size = [], 0
+    if part:
+        out.append(part)
+    return out
 
 
 class _Ahead:
@@ -154,9 +173,7 @@ async def read_facts(
                             fresh.extend(parsed.values())
                         step(len(served))
                         continue
-                    items = list(served.items())
-                    for at in range(0, len(items), POOL_CHUNK):
-                        part = items[at : at + POOL_CHUNK]
+                    for part in chunks(served):
                         future = pool.submit(parse_chunk, part, engine.max_file_bytes)
                         future.add_done_callback(functools.partial(counted, len(part)))
                         pending.append(future)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reference_host.providers.pyindex.chains import CALL
-from reference_host.providers.pyindex.factmodel import Binding, UseFact
+from reference_host.providers.pyindex.factmodel import Binding
 
 if TYPE_CHECKING:
     from reference_host.providers.pyindex.index import PythonIndex
@@ -30,24 +30,35 @@ def first_binding(index: PythonIndex, path: str, scope_index: int, name: str) ->
     return None
 
 
-def note_unresolved(index: PythonIndex, path: str, use: UseFact, consumed: int) -> None:
-    """Count the attribute names of a use whose resolution stopped before them, unless the
-    chain starts at an import the index does not hold (a third-party or stdlib module)."""
-    chain = use.chain
+def note_unresolved(
+    index: PythonIndex,
+    path: str,
+    scope: int,
+    chain: tuple[str, ...],
+    is_call: bool,
+    line: int,
+    consumed: int,
+) -> None:
+    """Count the attribute names of a use (of *chain* in *scope*, zero-based *line*) whose
+    resolution stopped before them, unless the chain starts at an import the index does not hold
+    (a third-party or stdlib module)."""
     if len(chain) < 2 or consumed >= len(chain):
         return
     if consumed == 0:
-        binding = first_binding(index, path, use.scope, chain[0])
+        binding = first_binding(index, path, scope, chain[0])
         if binding is not None and binding[0] == "import":
             return
+    counted, examples, last = index.unresolved, index.unresolved_at, len(chain) - 1
     for position in range(max(consumed, 1), len(chain)):
         name = chain[position]
         if name == CALL:
             continue
-        calls = use.kind == "call" and position == len(chain) - 1
-        counts = index.unresolved.setdefault(name, [0, 0])
+        counts = counted.get(name)
+        if counts is None:
+            counts = counted[name] = [0, 0]
+            examples[name] = []
         counts[0] += 1
-        counts[1] += calls
-        samples = index.unresolved_at.setdefault(name, [])
+        counts[1] += is_call and position == last
+        samples = examples[name]
         if len(samples) < MAX_EXAMPLES:
-            samples.append((path, use.span[0] + 1))
+            samples.append((path, line + 1))
