@@ -17,6 +17,10 @@ real `asp-python-inspect` subprocess. Figures:
 * resident memory of the host (this process) and the provider after the warm runs, and the
   provider's peak (VmHWM);
 * `git grep -w NAME` on the same tree, and the ratio of warm `references` to it.
+
+Where the cold build's time goes (per phase, per process: this provider, its parse workers, its
+forked linking child; serial `ast.parse` / collection / resolving CPU-s, the load-independent
+figures): `python bench/inspect_profile.py --package django==5.2.19` (same repositories, no host).
 """
 
 from __future__ import annotations
