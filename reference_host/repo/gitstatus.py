@@ -18,7 +18,7 @@ State = TypeVar("State")
 
 
 class NeedsReading(Exception):
-    """The state needs file bytes read or another git command run: not for the event loop."""
+    """The state needs a large file read or another git command run: not for the event loop."""
 
 
 STATUS_ARGS = (
@@ -53,14 +53,14 @@ class PendingState(Generic[State]):
         if self._running is not None and self._answer is None:
             self._answer = await self._running.result_async()
 
-    def result(self, *, read_files: bool = True) -> State:
-        """The state; with `read_files=False`, raises `NeedsReading` instead of reading any
-        file's bytes or running another git command (then call it again in a worker thread)."""
+    def result(self, *, on_loop: bool = False) -> State:
+        """The state. `on_loop`: raises `NeedsReading` rather than run another git command or
+        read a large file (then call it again in a worker thread)."""
         if self._state is None:
             assert self._running is not None and self._read is not None
             if self._answer is None:
                 self._answer = self._running.result()
-            self._state = self._read(self._answer, read_files)
+            self._state = self._read(self._answer, on_loop)
         return self._state
 
     def close(self) -> None:

@@ -39,6 +39,8 @@ _HASH_CACHE_ENTRIES = 20_000
 RACY_NS = 2_000_000_000
 #: Readings of a file that keeps changing while it is read before it is given no identity.
 CHANGING_TRIES = 3
+#: The largest file a status on the event loop reads itself; a bigger one is read in a thread.
+LOOP_READ_BYTES = 256 * 1024
 
 #: What a reused digest must still match: device, inode, size, mtime_ns, ctime_ns.
 Signature = tuple[int, int, int, int, int]
@@ -167,15 +169,15 @@ class WorkFiles:
         return data if len(data) <= cap else None
 
     def hash_all(
-        self, wanted: dict[str, bool], *, read_files: bool = True
+        self, wanted: dict[str, bool], *, on_loop: bool = False
     ) -> dict[str, FileHash | None] | None:
         """`hash` of many paths (path -> with_sha1), each parent directory checked once.
 
         A status asks this for every changed path on every request, and nearly all of them are
         regular files whose digest is reused: that case is one lstat and a comparison here;
-        anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`,
-        or, with `read_files=False` (the event loop must not read a file of any size), makes
-        the answer None."""
+        anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`.
+        With `on_loop` (the event loop may read a small file, never one of any size) a regular
+        file over `LOOP_READ_BYTES` to read makes the answer None."""
         seen: dict[str, bool] = {}
         found: dict[str, FileHash | None] = {}
         prefix, cache, lstat = self._prefix, self._hashes, os.lstat
@@ -202,7 +204,7 @@ class WorkFiles:
                 ):
                     found[path] = digest
                     continue
-            if not read_files:
+            if on_loop and stat.S_ISREG(info.st_mode) and info.st_size > LOOP_READ_BYTES:
                 return None
             found[path] = self.hash(path, with_sha1=with_sha1, seen=seen)
         return found
@@ -251,8 +253,8 @@ class WorkFiles:
         sha1, sha256 = hash_stream(None, size)
         read = 0
         with open(full, "rb") as handle:
-            while chunk := handle.read(CHUNK):
-                read += len(chunk)
+            while read <= size and (chunk := handle.read(CHUNK)):
+                read += len(chunk)  # past `size`: it grew, so stop (and read it again)
                 if with_sha1:
                     sha1.update(chunk)
                 sha256.update(chunk)

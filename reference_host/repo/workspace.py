@@ -202,22 +202,22 @@ class Workspace:
     def _unusable_state(self, reason: str) -> WorkTreeState:
         return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
 
-    def _git_state(self, status: GitResult, read_files: bool = True) -> WorkTreeState:
+    def _git_state(self, status: GitResult, on_loop: bool = False) -> WorkTreeState:
         try:
-            return self._read_status(status, read_files)
+            return self._read_status(status, on_loop)
         except GitUnusable as exc:
             return self._unusable_state(exc.reason)
 
-    def _read_status(self, status: GitResult, read_files: bool) -> WorkTreeState:
+    def _read_status(self, status: GitResult, on_loop: bool) -> WorkTreeState:
         if not status.ok:
             raise GitUnusable(status.reason())
         commit, candidates = parse_status(status.stdout)
-        if not read_files and (self.runner.filtered_drivers or not self.blobs.knows_commit(commit)):
+        if on_loop and (self.runner.filtered_drivers or not self.blobs.knows_commit(commit)):
             raise NeedsReading  # check-attr over HEAD, or rev-parse of a new commit
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(self._filtered_paths(tree, candidates))
-        return self._compare(tree, candidates, read_files)
+        return self._compare(tree, candidates, on_loop)
 
     def _filtered_paths(self, tree: str, known: dict[str, str | None]) -> dict[str, str | None]:
         """HEAD paths whose filter driver was blanked: compared byte for byte, never assumed clean."""
@@ -237,7 +237,7 @@ class Workspace:
         return result
 
     def _compare(
-        self, tree: str, candidates: dict[str, str | None], read_files: bool = True
+        self, tree: str, candidates: dict[str, str | None], on_loop: bool = False
     ) -> WorkTreeState:
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
@@ -251,7 +251,7 @@ class Workspace:
             else:
                 carried[path] = head
         wanted = {path: head is not None for path, head in carried.items()}
-        hashes = self.files.hash_all(wanted, read_files=read_files)
+        hashes = self.files.hash_all(wanted, on_loop=on_loop)
         if hashes is None:
             raise NeedsReading
         for path, head in carried.items():

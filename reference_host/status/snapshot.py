@@ -5,8 +5,8 @@ work-tree state and the provider views under its policy (`Snapshot`).
 policy the last reading found (on a 2-core machine the two overlap); when the new state's policy
 is another one, the views are built again from it. `snapshot_async` is the same reading for the
 event loop: git's answer is awaited on the loop and the state is built there when that needs no
-file read and no other git command (every changed file's digest reused, HEAD and its policy
-known); otherwise the rest runs in a worker thread. On the loop a status costs no thread hand-off
+other git command and no large file read (changed files' digests reused or read when small, HEAD
+and its policy known); otherwise the rest runs in a worker thread. On the loop a status costs no thread hand-off
 in and out, which on a small machine is a tenth of a 1,000-file status.
 """
 
@@ -64,7 +64,7 @@ async def snapshot_async(ctx: HostContext) -> Snapshot:
         guess, views = _guessed_views(ctx)
         await pending.answered()
         try:
-            state = pending.result(read_files=False)
+            state = pending.result(on_loop=True)
         except NeedsReading:
             state = await anyio.to_thread.run_sync(pending.result)
     finally:

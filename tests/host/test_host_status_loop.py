@@ -1,5 +1,5 @@
-"""`snapshot_async` (reference_host/status/snapshot.py): the status built on the event loop only
-when nothing must be read, and always the same state the blocking reading gives."""
+"""`snapshot_async` (reference_host/status/snapshot.py): the status built on the event loop unless
+a large file must be read, and always the same state the blocking reading gives."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from asp_protocol.canonical import blob_id
 from reference_host.cli import build_context
 from reference_host.repo import workfiles
-from reference_host.repo.workfiles import RACY_NS
+from reference_host.repo.workfiles import LOOP_READ_BYTES, RACY_NS
 from reference_host.status import snapshot as snapshot_module
 from reference_host.status.snapshot import snapshot, snapshot_async
 from tests.support.gitrepo import make_repo
@@ -32,7 +32,7 @@ def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
-def test_the_loop_reading_hops_only_to_read_and_sees_every_change(
+def test_the_loop_reading_hops_only_for_a_large_file_and_sees_every_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hops: list[str]
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
@@ -44,16 +44,19 @@ def test_the_loop_reading_hops_only_to_read_and_sees_every_change(
     async def read() -> dict[str, str | None]:
         return (await snapshot_async(ctx)).state.differing
 
-    first = anyio.run(read)
-    assert first == {"a.py": blob_id(b"x = 2\n")}
-    assert "result" in hops, "a file never read before is read in a worker thread"
+    assert anyio.run(read) == {"a.py": blob_id(b"x = 2\n")}
     hops.clear()
-    assert anyio.run(read) == first
+    assert anyio.run(read) == {"a.py": blob_id(b"x = 2\n")}
     assert hops == [], "nothing to read: built on the loop"
     (repo / "a.py").write_text("x = 3\n")  # same size: only its stat tells
     (repo / "new.py").write_text("new\n")
-    assert anyio.run(read) == {"a.py": blob_id(b"x = 3\n"), "new.py": blob_id(b"new\n")}
-    assert hops == ["result"]
+    expected = {"a.py": blob_id(b"x = 3\n"), "new.py": blob_id(b"new\n")}
+    assert anyio.run(read) == expected
+    assert hops == [], "small files are read on the loop"
+    big = b"z" * (LOOP_READ_BYTES + 1)
+    (repo / "big.bin").write_bytes(big)
+    assert anyio.run(read) == {**expected, "big.bin": blob_id(big)}
+    assert hops == ["result"], "a large file is read in a worker thread"
     assert snapshot(ctx).state.differing == anyio.run(read)
 
 
