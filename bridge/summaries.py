@@ -19,6 +19,8 @@ NOT_STARTED = "not started yet (starts on first use)"
 
 def _s(value: Any) -> str:
     """One host value as a short, single-line string."""
+    if type(value) is str and len(value) <= _CAP and value.isprintable():
+        return value  # the usual host value: nothing to clean, fold or cap
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str | int | float):

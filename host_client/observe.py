@@ -80,7 +80,9 @@ class LatencyStats:
         self._methods: dict[str, _MethodStats] = {}
 
     def record(self, method: str, duration_ms: float, *, ok: bool) -> None:
-        stats = self._methods.setdefault(method, _MethodStats(window=deque(maxlen=self._window)))
+        stats = self._methods.get(method)
+        if stats is None:
+            stats = self._methods[method] = _MethodStats(window=deque(maxlen=self._window))
         stats.count += 1
         if not ok:
             stats.errors += 1

@@ -40,7 +40,8 @@ class HostStdin(ByteSendStream):
     anyio's process stdin stream yields to the event loop after every write, even when the pipe
     took the whole line, so each host request cost a loop turn before the bridge could go on. Here
     a line the pipe takes is written and the send returns; it waits only while the pipe is full
-    (the host is not reading). Closing it closes the pipe, which the host reads as EOF.
+    (the host is not reading). Closing it closes the pipe, which the host reads as EOF. Like the
+    bridge's stdio transport it needs anyio's asyncio backend (the one the bridge runs on).
     """
 
     def __init__(self, transport: asyncio.WriteTransport, protocol: PipeWriter) -> None:
