@@ -138,11 +138,23 @@ def fence_json(
     is rendered once and walked to cap only when that text shows a string over the limit (an
     inspect page's text, which keeps none of it, used to walk a whole answer twice per page)."""
     if rendered is None or not rendered.isascii():
-        rendered = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
-        if not capped and not fits(rendered, string_limit):  # only then walk the value to cap it
-            shown = cap_strings(value, string_limit)
-            rendered = json.dumps(shown, ensure_ascii=True, separators=(",", ":"))
+        rendered = _ascii_json(value) if capped else json_view(value, string_limit)[1]
     return fence(rendered, label=label, total_limit=total_limit)
+
+
+def _ascii_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def json_view(value: Any, string_limit: int) -> tuple[Any, str]:
+    """*value* with its strings capped (the same object when none is over *string_limit*) and
+    its compact ASCII JSON: what `fence_json` fences. A caller that fences the same value several
+    times (an inspect page fitted in a few attempts) renders it once and passes both on."""
+    rendered = _ascii_json(value)
+    if fits(rendered, string_limit):
+        return value, rendered
+    shown = cap_strings(value, string_limit)  # only now walk the value to cap it
+    return shown, _ascii_json(shown)
 
 
 def fence_text(value: str, *, label: str, string_limit: int, total_limit: int) -> str:

@@ -11,10 +11,11 @@ import pytest
 from mcp.types import CallToolResult
 
 from bridge import label
-from bridge.fence import _CONTROL, clean_text
+from bridge.fence import _CONTROL, cap_string, clean_text, fence_json, json_view
 from bridge.label import BridgeError, TextLimits
 from bridge.middleware import router, scoped
 from bridge.structured import compact
+from bridge.summaries import _s
 from bridge.wire_result import WireResult
 
 LIMITS = TextLimits(string_chars=100, total_chars=2000, max_result_bytes=10_000)
@@ -70,6 +71,44 @@ def test_clean_text_fast_path_strips_what_the_pattern_strips() -> None:
 class _Ctx:
     def __init__(self, method: str) -> None:
         self.method = method
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"plain": "short", "n": [1, 2.5, None, True]},
+        {"long": "x" * 3000, "nested": [{"k": "é" * 2500}], "quote": 'a"b' * 1000},
+        {"unicode": "naïve ☃", "control": "a\u202eb"},
+    ],
+)
+def test_a_json_view_rendered_once_fences_as_fence_json_would(value: dict[str, Any]) -> None:
+    """An inspect page renders its answer once (json_view) for every fitting attempt; the fenced
+    text is what fence_json renders by itself (nonces aside)."""
+    shown, rendered = json_view(value, 2000)
+    assert (shown is value) == all(len(s) <= 2000 for s in json.dumps(value).split('"'))
+    for total in (0, 50_000):
+        alone = fence_json(value, label="HOST RESULT", string_limit=2000, total_limit=total)
+        reused = fence_json(
+            shown,
+            label="HOST RESULT",
+            string_limit=2000,
+            total_limit=total,
+            capped=True,
+            rendered=rendered,
+        )
+        nonce = alone.split()[3]
+        assert reused.replace(reused.split()[3], nonce) == alone
+
+
+def test_summary_values_fast_path_is_the_slow_path() -> None:
+    """A short printable host value is shown as is; anything else is cleaned, folded and capped."""
+    for value in ["ready", "x" * 80, "x" * 81, "a\nb", "a\u202eb", "tab\there", "", 3, 2.5, True]:
+        expected = (
+            ("yes" if value else "no")
+            if isinstance(value, bool)
+            else cap_string(clean_text(str(value)).replace("\n", " "), 80)
+        )
+        assert _s(value) == expected
 
 
 @pytest.mark.anyio
