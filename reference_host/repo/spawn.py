@@ -8,10 +8,12 @@ started with `os.posix_spawn` (glibc starts it with `clone(CLONE_VFORK)`: no pag
 whatever the host's size) from an environment encoded once (`EncodedEnv`), its output is read
 with one `poll` loop, and the call costs about 0.25 ms.
 
-What `subprocess` gave and this keeps: standard input is `/dev/null` (or the bytes given) —
-never the host's own request pipe; SIGPIPE and SIGXFSZ are back to their defaults and no signal
-is blocked in the child; only descriptors 0 to 2 reach it (every other descriptor the host opens is
-close-on-exec). The working directory is git's `-C`, which git applies before it reads anything.
+The child gets standard input `/dev/null` (or the bytes given) — `subprocess.run` without input
+handed it the host's own request pipe —, SIGPIPE and SIGXFSZ back at their defaults, no blocked
+signal, and descriptors 0 to 2 only: every other descriptor the host opens is close-on-exec,
+and one made inheritable anyway is closed in the child (`_close_inherited`, as `close_fds` did).
+The working directory is git's `-C`, which git applies before it reads anything. `finish_async`
+waits for the answer on the asyncio event loop instead of in a thread (`_LoopReading`).
 
 `find_program` resolves the program once, from the absolute entries of `PATH` only: a relative
 entry (`.`, an empty entry) would have been looked up from the repository's directory, where a
@@ -145,6 +147,7 @@ def spawn_start(
         else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, err_w, 2),
+        *_close_inherited(),
     ]
     try:
         if min(theirs) <= 2:  # the host runs without stdio: a dup2 onto itself keeps close-on-exec
@@ -160,6 +163,20 @@ def spawn_start(
         for fd in theirs:
             os.close(fd)
     return Child(pid, out_r, err_r, in_w, stdin)
+
+
+def _close_inherited() -> list[tuple[object, ...]]:
+    """Close actions for any descriptor above 2 that is inheritable (none, unless some library
+    cleared close-on-exec): the child must not hold the host's pipes or files."""
+    actions: list[tuple[object, ...]] = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                actions.append((os.POSIX_SPAWN_CLOSE, fd))
+        except OSError:
+            continue  # the directory's own descriptor, gone by now
+    return actions
 
 
 def spawn_run(

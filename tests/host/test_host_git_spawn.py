@@ -127,3 +127,15 @@ def test_a_cancelled_wait_on_the_loop_kills_and_reaps_the_child() -> None:
     assert _open_fds() == before
     with pytest.raises(ChildProcessError):
         os.waitpid(pids[0], os.WNOHANG)  # already reaped: no zombie left behind
+
+
+def test_a_descriptor_left_inheritable_does_not_reach_the_child() -> None:
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)
+    try:
+        done = spawn_run(SH, ["sh", "-c", "ls /proc/self/fd"], _env())
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    seen = {int(name) for name in done.stdout.split()}
+    assert write_end not in seen and {0, 1, 2} <= seen
