@@ -3,11 +3,11 @@
 Linking (linking.py) is the one step of a first build that needs every file's facts at once, so it
 cannot run in the parse workers; done in turn it kept one core idle for about three seconds on
 Django. A fork shares the whole index with a child without copying or sending it: the child links
-the files of the second half (by uses) while this process links the first, then sends its tables
-back in the index cache's compact encoding (indexcache.py), and they are appended in file order —
-exactly what linking every file in turn records (references in the same order, counts summed, the
-first unresolved examples kept). The child only computes and writes one pipe; anything wrong with
-it (it died, its answer does not decode) and this process links that half itself.
+the files of the second part (a little under half the uses) while this process links the first,
+then sends its tables back in the index cache's compact encoding (indexcache.py), and they are
+appended in file order — exactly what linking every file in turn records (references in the same
+order, counts summed, the first unresolved examples kept). The child only computes and writes one
+pipe; anything wrong with it (it died, its answer does not decode) and this process links its part.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("asp.python-inspect.build")
 
 SPLIT_MIN_USES = 50_000  # below this a fork costs more than the half it saves
+# this process's share of the uses: the child also copies the pages it touches (copy-on-write)
+# and encodes its tables before this process can take them, so it gets a little less
+OWN_SHARE = 0.55
 _PART = "linked-part"  # the key sealed into the child's entry
 
 
@@ -36,7 +39,7 @@ def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> 
     if cores < 2 or sum(uses) < SPLIT_MIN_USES or not hasattr(os, "fork"):
         _link(index, entries)
         return
-    half, seen = sum(uses) // 2, 0
+    half, seen = int(sum(uses) * OWN_SHARE), 0
     cut = len(entries)
     for position, count in enumerate(uses):
         seen += count

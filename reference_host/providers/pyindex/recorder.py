@@ -21,7 +21,13 @@ class Recorder:
     def __init__(self, data: bytes, lines: list[bytes]) -> None:
         self.lines = lines
         self.stripped: list[bytes] | None = None  # lines without trailing blanks, for `shape`
-        self.ascii = data.isascii()  # byte columns are character columns (line breaks are ASCII)
+        # one-based numbers of the lines whose byte columns are not character columns (the
+        # line breaks split off are ASCII, so an ASCII blob has none)
+        self.wide = (
+            frozenset()
+            if data.isascii()
+            else frozenset(n for n, line in enumerate(lines, 1) if not line.isascii())
+        )
         self.use_scopes: list[int] = []
         self.use_kinds: list[int] = []
         self.use_spans: list[int] = []  # four numbers a use
@@ -30,19 +36,17 @@ class Recorder:
         self.known_chains: dict[tuple[str, ...], int] = {}
 
     def _char(self, line: int, col: int) -> int:
-        if 0 < line <= len(self.lines):
-            text = self.lines[line - 1]
-            if not text.isascii():
-                return len(text[:col].decode("utf-8", errors="replace"))
+        if line in self.wide:
+            return len(self.lines[line - 1][:col].decode("utf-8", errors="replace"))
         return col
 
     def span(self, node: ast.stmt | ast.expr) -> Span:
         line, col = node.lineno, node.col_offset  # every statement and expression has both
         end_line = node.end_lineno or line
         end_col = node.end_col_offset or col
-        if self.ascii:  # byte columns are character columns
-            return (line - 1, col, end_line - 1, end_col)
-        return (line - 1, self._char(line, col), end_line - 1, self._char(end_line, end_col))
+        if self.wide and (line in self.wide or end_line in self.wide):
+            return (line - 1, self._char(line, col), end_line - 1, self._char(end_line, end_col))
+        return (line - 1, col, end_line - 1, end_col)
 
     def shape(self, node: ast.AST, span: Span) -> str:
         first = getattr(node, "decorator_list", None)
@@ -60,13 +64,13 @@ class Recorder:
             self.chains.append(chain)
         self.use_scopes.append(self.scope)
         self.use_kinds.append(KIND_CODES[kind])
-        if self.ascii:  # `span` inline: a use is recorded for most names in a file
-            line, col = node.lineno, node.col_offset
-            self.use_spans.extend(
-                (line - 1, col, (node.end_lineno or line) - 1, node.end_col_offset or col)
-            )
-        else:
+        line, col = node.lineno, node.col_offset  # `span` inline: most names are a use
+        end_line = node.end_lineno or line
+        wide = self.wide
+        if wide and (line in wide or end_line in wide):
             self.use_spans.extend(self.span(node))
+        else:
+            self.use_spans.extend((line - 1, col, end_line - 1, node.end_col_offset or col))
         self.use_chains.append(number)
 
     def uses(self) -> Uses:
