@@ -113,7 +113,12 @@ def fits(serialized: str, limit: int) -> bool:
     escaped: every piece between two quotes is then a whole string literal (or structure), and a
     literal is never shorter than its string. Otherwise (or a long stretch of structure) False,
     and the caller caps by walking the value."""
-    return '\\"' not in serialized and _run_over(limit).search(serialized) is None
+    if '\\"' in serialized:
+        return False
+    if len(serialized) <= 4 * limit:  # a regex search starts only where a long run still fits
+        return _run_over(limit).search(serialized) is None
+    # a long text: one split is linear, where the search rescans each run from every position
+    return max(map(len, serialized.split('"'))) <= limit
 
 
 @lru_cache(maxsize=8)

@@ -11,7 +11,7 @@ import pytest
 from mcp.types import CallToolResult
 
 from bridge import label
-from bridge.fence import _CONTROL, cap_string, clean_text, fence_json, json_view
+from bridge.fence import _CONTROL, cap_string, clean_text, fence_json, fits, json_view
 from bridge.label import BridgeError, TextLimits
 from bridge.middleware import router, scoped
 from bridge.structured import compact
@@ -143,3 +143,19 @@ async def test_router_runs_only_the_layers_of_the_method_in_order() -> None:
         seen.clear()
         assert await route(_Ctx(method), handler) == {"method": method}  # type: ignore[arg-type]
         assert seen == expected
+
+
+def test_fits_decides_alike_on_short_and_long_texts() -> None:
+    """Short texts are searched with a regex, long ones split at quotes: the same answer, which
+    is whether any quote-free stretch is longer than the limit."""
+    limit = 10
+    for length in (5, 11, 39, 40, 41, 400):
+        for run in (limit, limit + 1):
+            for at in (0, length // 2, max(length - run, 0)):
+                body = ['"'] * length
+                body[at : at + run] = ["x"] * run
+                text = "".join(body[:length])
+                longest = max(map(len, text.split('"')))
+                assert fits(text, limit) is (longest <= limit), (length, run, at)
+    assert fits('{"a":"' + "y" * 50 + '"}', limit) is False
+    assert fits('{"a":"b\\"c"}' * 20, limit) is False  # an escaped quote: never sure
