@@ -28,6 +28,14 @@ def text_of(value: Any, limit: int = FIELD_CHARS) -> str:
     """A host string as one capped line; anything else as `?`."""
     if not isinstance(value, str):
         return "?"
+    if (  # the usual name or path: already one clean line with single spaces, under the limit
+        0 < len(value) <= limit
+        and value.isprintable()
+        and value[0] != " "
+        and value[-1] != " "
+        and "  " not in value
+    ):
+        return value
     flat = " ".join(clean_text(value).split())
     return cap_string(flat, limit) if flat else "''"
 

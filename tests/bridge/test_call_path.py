@@ -16,6 +16,7 @@ from bridge.label import BridgeError, TextLimits
 from bridge.middleware import router, scoped
 from bridge.structured import compact
 from bridge.summaries import _s
+from bridge.tools.inspect_render import text_of
 from bridge.wire_result import WireResult
 
 LIMITS = TextLimits(string_chars=100, total_chars=2000, max_result_bytes=10_000)
@@ -159,3 +160,12 @@ def test_fits_decides_alike_on_short_and_long_texts() -> None:
                 assert fits(text, limit) is (longest <= limit), (length, run, at)
     assert fits('{"a":"' + "y" * 50 + '"}', limit) is False
     assert fits('{"a":"b\\"c"}' * 20, limit) is False  # an escaped quote: never sure
+
+
+def test_inspect_text_of_fast_path_is_the_slow_path() -> None:
+    """A clean one-line host string is shown as is; the rest is cleaned, folded and capped."""
+    samples = ["pkg/mod.py", "a b", " a", "a ", "a  b", "", "x" * 200, "x" * 201, "tab\tx"]
+    samples += ["nl\nx", "bidi\u202ex", "nbsp\u00a0x", "é ☃", "\u2003em"]
+    for value in samples:
+        flat = " ".join(clean_text(value).split())
+        assert text_of(value, 200) == (cap_string(flat, 200) if flat else "''"), repr(value)
