@@ -169,7 +169,11 @@ def _close_inherited() -> list[tuple[object, ...]]:
     """Close actions for any descriptor above 2 that is inheritable (none, unless some library
     cleared close-on-exec): the child must not hold the host's pipes or files."""
     actions: list[tuple[object, ...]] = []
-    for name in os.listdir("/proc/self/fd"):
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return actions  # no /proc: rely on close-on-exec alone, as Python opens everything
+    for name in names:
         fd = int(name)
         try:
             if fd > 2 and os.get_inheritable(fd):
