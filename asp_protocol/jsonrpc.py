@@ -25,7 +25,7 @@ from asp_protocol.errors import (
     ProtocolViolation,
     RequestTimeout,
 )
-from asp_protocol.framing import LineReader, OversizedLine, encode_message
+from asp_protocol.framing import LineReader, OversizedLine, UnencodableMessage, encode_message
 from asp_protocol.rpc_types import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
@@ -42,6 +42,7 @@ from asp_protocol.rpc_types import (
     decode_message,
     fail_oversized_reply,
     is_request_id,
+    unencodable_result,
 )
 
 log = logging.getLogger(__name__)
@@ -170,10 +171,12 @@ class JsonRpcEndpoint:
         self._trace("out", kind, method, request_id, len(data))
 
     async def _respond(self, request_id: RequestId | None, result: Any) -> None:
+        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
         with suppress(ConnectionClosed):
-            await self._send(
-                {"jsonrpc": "2.0", "id": request_id, "result": result}, "response", None, request_id
-            )
+            try:
+                await self._send(message, "response", None, request_id)
+            except UnencodableMessage as exc:  # still answered: typed, saying why
+                await self._respond_error(request_id, unencodable_result(self.name, exc))
 
     async def _respond_error(self, request_id: RequestId | None, error: AspError) -> None:
         message = {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import anyio
 
 from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import AspError, ErrorCode, ProtocolViolation
-from asp_protocol.framing import OversizedLine
+from asp_protocol.framing import OversizedLine, UnencodableMessage
 
 if TYPE_CHECKING:
     from asp_protocol.jsonrpc import JsonRpcEndpoint
@@ -137,6 +138,15 @@ def fail_oversized_reply(pending: dict[RequestId, Pending], line: OversizedLine)
     waiting.error = ProtocolViolation(f"response line of {line.size} bytes exceeds the line limit")
     waiting.done.set()
     return True
+
+
+def unencodable_result(endpoint: str, exc: UnencodableMessage) -> AspError:
+    """What a peer gets instead of a handler result that has no JSON text (a lone surrogate, a
+    value JSON cannot hold): an answer all the same, so its request never waits out a deadline."""
+    logging.getLogger("asp_protocol.jsonrpc").error("%s: result not encodable: %s", endpoint, exc)
+    return AspError(
+        ErrorCode.INTERNAL_ERROR, "internal error", detail="the result has no JSON text"
+    )
 
 
 def head_id(line: OversizedLine) -> RequestId | None:

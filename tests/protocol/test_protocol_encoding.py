@@ -1,0 +1,82 @@
+"""The wire encoder: the same bytes as the stdlib's compact JSON, and a typed answer when a
+handler's result has none."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.framing import UnencodableMessage, encode_message
+from asp_protocol.jsonrpc import RequestContext
+from tests.protocol.test_protocol_jsonrpc import connected_pair
+from tests.support.definitions import require_definitions
+
+
+def _stdlib(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+@pytest.mark.needs_definitions
+def test_every_official_example_and_fixture_encodes_as_the_stdlib_would() -> None:
+    seen = 0
+    for path in sorted(require_definitions().rglob("*.json")):
+        value = json.loads(path.read_text(encoding="utf-8"))
+        message = {"jsonrpc": "2.0", "id": seen, "result": value}
+        assert encode_message(message) == _stdlib(message), path
+        seen += 1
+    assert seen > 100
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        'line\nbreak "quoted" back\\slash \t tab \x00 nul \x1f unit \x7f del',
+        "non-ASCII é ü 漢字 \u2028 \U0001f600",
+        2**70,
+        -(2**63),
+        0.1,
+        -0.0,
+        1e300,
+        {"nested": [[[]], {}, None, True, False]},
+        [1, "two", 3.5],
+    ],
+)
+def test_json_values_encode_byte_for_byte_and_round_trip(value: Any) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": value}
+    line = encode_message(message)
+    assert line == _stdlib(message)
+    assert line.count(b"\n") == 1  # a newline inside a string is escaped: one line per message
+    assert json.loads(line) == message
+
+
+def test_an_exponent_float_is_the_same_number() -> None:
+    line = encode_message({"x": 1.5e-7})
+    assert json.loads(line) == {"x": 1.5e-7}
+
+
+@pytest.mark.parametrize("value", ["lone \ud800 surrogate", object()])
+def test_a_value_without_json_text_is_a_typed_error(value: Any) -> None:
+    with pytest.raises(UnencodableMessage):
+        encode_message({"jsonrpc": "2.0", "id": 1, "result": value})
+
+
+@pytest.mark.anyio
+async def test_an_unencodable_result_is_answered_as_an_internal_error_and_serving_goes_on() -> None:
+    async with connected_pair() as (server, client, _):
+
+        async def broken(params: Any, ctx: RequestContext) -> Any:
+            return {"text": "half a pair \udc80"}
+
+        async def fine(params: Any, ctx: RequestContext) -> Any:
+            return {"text": "ok"}
+
+        server.register("broken", broken)
+        server.register("fine", fine)
+        with pytest.raises(AspError) as caught:
+            await client.request("broken", {}, timeout=5)
+        assert caught.value.code == ErrorCode.INTERNAL_ERROR.code
+        assert caught.value.detail == "the result has no JSON text"
+        assert await client.request("fine", {}) == {"text": "ok"}
