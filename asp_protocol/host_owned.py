@@ -43,11 +43,17 @@ _QUOTED_KEY = re.compile(
 )
 
 
-def dumped_text_may_hold_host_owned(text: str) -> bool:
-    """False only when *text*, which `json.dumps` wrote, cannot hold a host-owned key: it writes
-    every key quoted and never escapes ASCII letters, which is all these names are made of. (Not
+_QUOTED_KEY_BYTES = re.compile(_QUOTED_KEY.pattern.encode("ascii"))
+
+
+def dumped_text_may_hold_host_owned(text: str | bytes) -> bool:
+    """False only when *text*, which `json.dumps` or `framing.compact_json` wrote, cannot hold a
+    host-owned key: both write every key quoted and never escape ASCII letters, which is all
+    these names are made of. (Not
     for text from elsewhere: a peer may write a key with `\\u` escapes.) True also when a name
     merely occurs as a string value; the caller then walks the value itself."""
+    if isinstance(text, bytes):
+        return _QUOTED_KEY_BYTES.search(text) is not None
     return _QUOTED_KEY.search(text) is not None
 
 

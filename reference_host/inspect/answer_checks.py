@@ -8,11 +8,11 @@ coverage (`malformed` or `stale`), never passed through.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
+from asp_protocol.framing import UnencodableMessage, compact_json
 from asp_protocol.host_owned import dumped_text_may_hold_host_owned, find_host_owned_fields
 from asp_protocol.vocabulary import OUTER_BLOB_REF
 
@@ -83,7 +83,10 @@ def check_inspect_result(
         return _bad("malformed", "inspect result is not an object")
     # written once (decoded JSON always dumps): the page's size, and a text search that spares
     # the walk over every container unless a host-owned name occurs at all
-    text = json.dumps(raw, separators=(",", ":"))
+    try:
+        text = compact_json(raw)
+    except UnencodableMessage:
+        return _bad("malformed", "inspect result holds a string with no UTF-8 form")
     forged = find_host_owned_fields(raw) if dumped_text_may_hold_host_owned(text) else []
     if forged:
         return _bad(

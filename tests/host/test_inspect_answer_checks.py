@@ -1,6 +1,7 @@
 """The host's checks of an inspect provider's page (reference_host/inspect/answer_checks.py): a
 host-owned key at any depth is refused whether or not the name also occurs as a plain value, a
-name that occurs only as a value passes, and the page's size is what the page is as JSON."""
+name that occurs only as a value passes, the page's size is its UTF-8 JSON bytes, and a string
+with no UTF-8 form (a lone surrogate, which a `\\ud800` escape decodes to) is refused, typed."""
 
 from __future__ import annotations
 
@@ -47,3 +48,17 @@ def test_names_that_are_no_keys_pass_and_the_size_is_measured(data: dict[str, An
     checked = check(raw)
     assert checked.result is not None and checked.reason is None
     assert checked.size == len(json.dumps(raw, separators=(",", ":")))
+
+
+def test_the_size_counts_utf8_bytes_of_non_ascii_text() -> None:
+    raw = page({"note": "Grüße, 漢字"})
+    checked = check(raw)
+    assert checked.result is not None
+    assert checked.size == len(json.dumps(raw, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def test_a_lone_surrogate_from_the_provider_is_malformed_not_a_crash() -> None:
+    raw = json.loads(json.dumps(page({"note": "x"})).replace('"x"', '"\\ud800"'))
+    checked = check(raw)
+    assert checked.result is None and checked.reason == "malformed"
+    assert "UTF-8" in checked.detail
