@@ -5,6 +5,7 @@ half in a forked child (forklink.py), including when that child fails."""
 from __future__ import annotations
 
 import os
+import signal
 
 import anyio
 import pytest
@@ -99,6 +100,28 @@ def test_a_forked_half_links_the_same_tables_as_linking_in_turn(
     assert len(forks) == 1  # one child linked (or failed to link) the second half
     assert tables(split.links) == tables(alone.links)
     assert alone.links.refs and alone.links.unresolved and alone.links.type_rdeps
+
+
+def test_a_child_that_hangs_is_killed_and_its_half_linked_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    files = facts_of(generated_tree(60))
+    alone = PythonIndex(files)
+    monkeypatch.setattr(forklink, "SPLIT_MIN_USES", 1)
+    monkeypatch.setattr(forklink, "CHILD_GRACE_S", 0.5)
+    monkeypatch.setattr(forklink, "CHILD_GRACE_FACTOR", 0.0)
+
+    def stuck(key: str, links: Links) -> bytes:  # the child blocks as on a lock nobody releases
+        signal.pause()
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(forklink, "encode", stuck)
+    forks = forks_counted(monkeypatch)
+    split = PythonIndex(files, cores=2)
+    assert len(forks) == 1
+    assert tables(split.links) == tables(alone.links)
+    with pytest.raises(ChildProcessError):  # killed and reaped: no zombie left behind
+        os.waitpid(forks[0], os.WNOHANG)
 
 
 def test_a_small_tree_is_linked_without_a_fork(monkeypatch: pytest.MonkeyPatch) -> None:

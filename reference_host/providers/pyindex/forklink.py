@@ -7,13 +7,18 @@ the files of the second part (a little under half the uses) while this process l
 then sends its tables back in the index cache's compact encoding (indexcache.py), and they are
 appended in file order — exactly what linking every file in turn records (references in the same
 order, counts summed, the first unresolved examples kept). The child only computes and writes one
-pipe; anything wrong with it (it died, its answer does not decode) and this process links its part.
+pipe; anything wrong with it (it died, its answer does not decode, or it is still not done well
+after this process finished its own part — a fork of a threaded process can hang on a lock another
+thread held) and it is killed and this process links its part.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import select
+import signal
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -30,6 +35,10 @@ SPLIT_MIN_USES = 50_000  # below this a fork costs more than the half it saves
 # and encodes its tables before this process can take them, so it gets a little less
 OWN_SHARE = 0.55
 _PART = "linked-part"  # the key sealed into the child's entry
+# how long the child may still take once this process has linked its own part: its part is the
+# smaller one, so a healthy child is done about when this process is
+CHILD_GRACE_S = 10.0
+CHILD_GRACE_FACTOR = 2.0
 
 
 def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> None:
@@ -60,16 +69,38 @@ def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> 
     if child == 0:  # pragma: no cover - runs in the forked child, which never returns
         _child(index, second, reader, writer)
     os.close(writer)
+    started = time.monotonic()
     _link(index, first)
-    with os.fdopen(reader, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(child, 0)
-    part = decode(_PART, data) if os.waitstatus_to_exitcode(status) == 0 else None
+    grace = max(CHILD_GRACE_S, CHILD_GRACE_FACTOR * (time.monotonic() - started))
+    data = _answer_of(child, reader, grace)
+    part = decode(_PART, data) if data is not None else None
     if part is None:
-        log.info("linking helper failed (status %d): linking its half in turn", status)
+        log.info("linking helper failed: linking its half in turn")
         _link(index, second)
     else:
         index.links.absorb(part)
+
+
+def _answer_of(child: int, reader: int, grace_s: float) -> bytes | None:
+    """Everything the child wrote, once it exited cleanly; None when it failed, or when it had
+    not finished within *grace_s* (it is then killed). The child is always reaped."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + grace_s
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([reader], [], [], left)[0]:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+                return None
+            chunk = os.read(reader, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+    _, status = os.waitpid(child, 0)
+    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 def _link(index: PythonIndex, entries: Iterable[FileEntry]) -> None:
