@@ -124,3 +124,6 @@ eof_received
 connection_lost
 pause_writing
 resume_writing
+
+# tests/bridge/test_dispatch.py: the abstract method a TracerProvider subclass must define.
+get_tracer
