@@ -124,26 +124,39 @@ class LoopReceiveStream(ByteReceiveStream):
 
 
 class LoopSendStream(ByteSendStream):
-    """Writes a pipe fd on the event loop; waits only while the pipe is full."""
+    """Writes a pipe fd on the event loop; waits only while the pipe is full.
 
-    def __init__(self, fd: int) -> None:
-        self._fd, self._protocol = fd, PipeWriter()
+    An *owned* fd is the stream's: closing the stream writes what is still buffered, then closes
+    the pipe, which its reader sees as EOF (the host client's pipe to its host's stdin). Otherwise
+    (the process's own stdout) closing leaves the fd open for the process's last words."""
+
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
+        self._fd, self._owned, self._protocol = fd, owned, PipeWriter()
         self._transport: asyncio.WriteTransport | None = None
+        self._closed = False
 
     async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
         if self._transport is None:
-            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=self._owned)
             loop = asyncio.get_running_loop()
             self._transport, _ = await loop.connect_write_pipe(lambda: self._protocol, pipe)
         if self._protocol.lost or self._transport.is_closing():
             raise anyio.BrokenResourceError
         self._transport.write(item)
-        await self._protocol.drain()
+        await self._protocol.drain()  # returns at once unless the pipe is full
         if self._protocol.lost:
             raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:
-        return None  # stdout stays open for the process's last words; the OS closes it at exit
+        if not self._owned or self._closed:
+            return  # stdout stays open; the OS closes it at exit
+        self._closed = True
+        if self._transport is not None:
+            self._transport.close()
+        else:
+            os.close(self._fd)
 
 
 def loop_streams(read_fd: int, write_fd: int) -> tuple[ByteReceiveStream, ByteSendStream] | None:

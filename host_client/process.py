@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -15,7 +14,7 @@ import anyio
 from anyio.abc import ByteSendStream, Process
 
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
-from asp_protocol.pipes import PipeWriter
+from asp_protocol.pipes import LoopSendStream
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
 from host_client.tree import descendants, end_tree, sweep_orphans
@@ -32,43 +31,6 @@ class ExitInfo:
     at: float
     stderr_tail: str
     answered: bool
-
-
-class HostStdin(ByteSendStream):
-    """The host's stdin: a pipe the bridge owns, written on the event loop.
-
-    anyio's process stdin stream yields to the event loop after every write, even when the pipe
-    took the whole line, so each host request cost a loop turn before the bridge could go on. Here
-    a line the pipe takes is written and the send returns; it waits only while the pipe is full
-    (the host is not reading). Closing it closes the pipe, which the host reads as EOF. Like the
-    bridge's stdio transport it needs anyio's asyncio backend (the one the bridge runs on).
-    """
-
-    def __init__(self, transport: asyncio.WriteTransport, protocol: PipeWriter) -> None:
-        self._transport, self._protocol = transport, protocol
-        self._closed = False
-
-    @classmethod
-    async def attach(cls, fd: int) -> HostStdin:
-        """Own the write end *fd* of the host's stdin pipe (closed with the stream)."""
-        protocol = PipeWriter()
-        pipe = os.fdopen(fd, "wb", buffering=0)
-        transport, _ = await asyncio.get_running_loop().connect_write_pipe(lambda: protocol, pipe)
-        return cls(transport, protocol)
-
-    async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        if self._protocol.lost or self._transport.is_closing():
-            raise anyio.BrokenResourceError
-        self._transport.write(item)
-        await self._protocol.drain()  # returns at once unless the pipe is full
-        if self._protocol.lost:
-            raise anyio.BrokenResourceError
-
-    async def aclose(self) -> None:
-        self._closed = True
-        self._transport.close()  # what is still buffered is written first, then EOF
 
 
 @dataclass
@@ -116,7 +78,8 @@ async def spawn(
         raise
     finally:
         os.close(child_stdin)
-    stdin = await HostStdin.attach(write_end)
+    # written on the loop: anyio's process stdin stream yields to the loop after every write
+    stdin = LoopSendStream(write_end, owned=True)
     assert process.stdout is not None
     _LIVE.add(process.pid)
     holder: list[HostInstance] = []
