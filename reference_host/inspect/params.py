@@ -1,5 +1,6 @@
 """`host/queryInspect` params intake and the mapping of an outer `request` to the provider's
-`sense/<verb>` params: the one place bad inspect params become -32602 / -32013."""
+`sense/<verb>` params: the one place bad inspect params become -32602 / -32013 (among them a
+string with no UTF-8 form, which no provider request or answer could carry)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 
 from asp_protocol.changesets import PathError, validate_path
 from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.framing import UnencodableMessage, compact_json
 from asp_protocol.models import ChangeSet
 from asp_protocol.vocabulary import CALL_SITES, CallSite
 from reference_host.sessions.inspect_session import INSPECT_VERBS
@@ -53,6 +55,10 @@ def parse_params(params: Any) -> InspectRequest:
     """Bad params are -32602 (input); the request's own changeset is checked by `provider_params`."""
     if not isinstance(params, dict):
         raise _invalid("params must be an object")
+    try:  # first: no detail below may echo a string that cannot be written back
+        compact_json(params)
+    except UnencodableMessage:
+        raise _invalid("params hold a string with no UTF-8 form (a lone surrogate)") from None
     unknown = sorted(set(params) - PARAM_KEYS)
     if unknown:
         raise _invalid("unknown parameter(s)", ", ".join(unknown)[:200])

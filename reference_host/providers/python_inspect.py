@@ -15,6 +15,7 @@ import argparse
 import logging
 import sys
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from asp_protocol.errors import (
     ProtocolViolation,
     RequestTimeout,
 )
+from asp_protocol.framing import UnencodableMessage
 from reference_host.providers import PYTHON_INSPECT
 from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.memory import IdleTrimmer
@@ -41,7 +43,7 @@ from reference_host.providers.pyindex import (
 from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
-from reference_host.providers.pyindex.engine import BlobMismatch
+from reference_host.providers.pyindex.engine import BlobMismatch, named_tree
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import module_names
@@ -68,6 +70,18 @@ INSPECT_CAPABILITY: dict[str, Any] = {
     "graph": {"nodeKinds": NODE_KINDS, "edgeKinds": EDGE_KINDS},
 }
 MAX_CACHED_TREES = 8
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A baseline's Python files as the host listed them (`_tree`), keyed for the build cache."""
+
+    key: str
+    tree: dict[str, str]
+    truncated: bool
+    unnamable: tuple[str, ...]  # listed paths with no UTF-8 form, left out (engine.named_tree)
+
+
 DEFAULT_WAIT_S = 3.0
 BUILD_CALLBACK_TIMEOUT_S = 60.0
 
@@ -104,7 +118,7 @@ class PythonInspectProvider(ProviderRuntime):
             cache=self.cache,
         )
         self.answers = Answers()
-        self._trees: OrderedDict[str, tuple[dict[str, str], bool]] = OrderedDict()
+        self._trees: OrderedDict[str, Listing] = OrderedDict()
         self._lock = anyio.Lock()
         self.idle_trim = IdleTrimmer()
         for verb in VERBS:
@@ -133,6 +147,12 @@ class PythonInspectProvider(ProviderRuntime):
                 raise AspError(
                     ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]
                 ) from exc
+            except UnencodableMessage as exc:  # e.g. a blob id with a lone surrogate
+                raise AspError(
+                    ErrorCode.INTERNAL_ERROR,
+                    "answer-unencodable",
+                    detail="a string the host supplied has no UTF-8 form: " + str(exc)[:200],
+                ) from exc
             except (RequestTimeout, ConnectionClosed) as exc:
                 raise AspError(
                     ErrorCode.HEALTH_NOT_READY,
@@ -146,14 +166,12 @@ class PythonInspectProvider(ProviderRuntime):
         return handle
 
     # -- content ----------------------------------------------------------------------------
-    async def _tree(
-        self, call: Call, baseline: dict[str, Any], override: bool
-    ) -> tuple[str, dict[str, str], bool]:
+    async def _tree(self, call: Call, baseline: dict[str, Any], override: bool) -> Listing:
         key = canonical_json({k: v for k, v in baseline.items() if k != "stampedAt"})
         cached = self._trees.get(key)
         if cached is not None:
             self._trees.move_to_end(key)
-            return key, *cached
+            return cached
         try:
             listing = await call.callbacks.list_tree(
                 globs=["**/*.py"], baseline=baseline if override else None
@@ -166,11 +184,12 @@ class PythonInspectProvider(ProviderRuntime):
                 detail=f"workspace/listTree refused: {error.message[:200]}",
             ) from error
         entries = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
-        result = (python_tree(entries), listing.truncated)
+        tree, unnamable = named_tree(python_tree(entries))
+        result = Listing(key, tree, listing.truncated, unnamable)
         self._trees[key] = result
         while len(self._trees) > MAX_CACHED_TREES:
             self._trees.popitem(last=False)
-        return key, *result
+        return result
 
     async def _prepare(
         self, call: Call, request: InspectRequest
@@ -178,12 +197,14 @@ class PythonInspectProvider(ProviderRuntime):
         baseline = request.baseline or call.session.baseline
         if not isinstance(baseline, dict) or not isinstance(baseline.get("rev"), str):
             raise AspError(ErrorCode.HEALTH_NOT_READY, "no-session-baseline", retryable=True)
-        key, tree, truncated = await self._tree(call, baseline, request.baseline is not None)
+        listing = await self._tree(call, baseline, request.baseline is not None)
 
         async def report(percentage: int, message: str) -> None:
             await call.progress(percentage=percentage, message=message)
 
-        prepared = await self.builds.prepared(key, tree, truncated, report)
+        prepared = await self.builds.prepared(
+            listing.key, listing.tree, listing.truncated, report, listing.unnamable
+        )
         return prepared, baseline
 
     # -- verbs ------------------------------------------------------------------------------
@@ -195,7 +216,8 @@ class PythonInspectProvider(ProviderRuntime):
         baseline = request.baseline or call.session.baseline
         if request.verb != "symbols" or not isinstance(baseline, dict):
             return None
-        _key, tree, truncated = await self._tree(call, baseline, request.baseline is not None)
+        listing = await self._tree(call, baseline, request.baseline is not None)
+        tree = listing.tree
         path = str(request.params["query"]).strip().strip("/")
         if path not in tree:
             return None
@@ -204,7 +226,10 @@ class PythonInspectProvider(ProviderRuntime):
         if tree[path] not in facts:
             return None
         index = PythonIndex({path: (tree[path], facts[tree[path]])}, module_names(tree))
-        return Prepared(index, {path: tree[path]}, [], truncated), baseline
+        prepared = Prepared(
+            index, {path: tree[path]}, [], listing.truncated, unnamable=listing.unnamable
+        )
+        return prepared, baseline
 
     async def _answer(self, request: InspectRequest, call: Call) -> dict[str, Any]:
         """The page of the whole answer that `offset` / `pageBytes` select (see pyindex/paging)."""
@@ -260,11 +285,14 @@ class PythonInspectProvider(ProviderRuntime):
         else:
             walk = queries.callers if request.verb == "callers" else queries.callees
             graph, _paths = walk(index, params["symbol"], request.depth or 1, request.limit)
-        if prepared.incomplete:
+        if prepared.incomplete:  # files it could not look at: never the whole answer
             graph["data"]["incomplete"] = {
                 "unreadable": prepared.unreadable[:100],
                 "treeTruncated": prepared.tree_truncated,
             }
+            if prepared.unnamable:
+                graph["data"]["incomplete"]["unnamable"] = list(prepared.unnamable[:100])
+            graph["data"]["truncated"] = True
         graph["data"]["indexedFiles"] = len(prepared.tree)
         graph["data"]["factsFromCache"] = prepared.from_cache
         graph["data"]["indexFromCache"] = prepared.index_from_cache

@@ -79,6 +79,7 @@ class Prepared:
         truncated: bool,
         from_cache: int = 0,
         index_from_cache: bool = False,
+        unnamable: tuple[str, ...] = (),
     ) -> None:
         self.index = index
         self.tree = tree
@@ -86,10 +87,11 @@ class Prepared:
         self.tree_truncated = truncated
         self.from_cache = from_cache  # files whose facts the persistent cache supplied
         self.index_from_cache = index_from_cache  # its resolved tables too (indexcache.py)
+        self.unnamable = unnamable  # listed paths with no UTF-8 form, left out (engine.named_tree)
 
     @property
     def incomplete(self) -> bool:
-        return bool(self.unreadable) or self.tree_truncated
+        return bool(self.unreadable) or self.tree_truncated or bool(self.unnamable)
 
     def blobs(self, paths: set[str]) -> list[str]:
         return sorted({self.tree[p] for p in paths if p in self.tree})
@@ -98,9 +100,12 @@ class Prepared:
 class Build:
     """One tree's build: progress counters, then the prepared index or the error that stopped it."""
 
-    def __init__(self, tree: dict[str, str], truncated: bool) -> None:
+    def __init__(
+        self, tree: dict[str, str], truncated: bool, unnamable: tuple[str, ...] = ()
+    ) -> None:
         self.tree = tree
         self.truncated = truncated
+        self.unnamable = unnamable
         self.total = len(set(tree.values()))
         self.parsed = 0
         self.done = anyio.Event()
@@ -165,12 +170,13 @@ class Builds:
         tree: dict[str, str],
         truncated: bool,
         report: Callable[[int, str], Any],
+        unnamable: tuple[str, ...] = (),
     ) -> Prepared:
         """The finished index of *tree*, waiting at most `wait` seconds for a running build; raises
         the retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
         build = self._builds.get(key)
         if build is None or (build.done.is_set() and build.prepared is None):
-            build = Build(tree, truncated)
+            build = Build(tree, truncated, unnamable)
             self._builds[key] = build
             while len(self._builds) > MAX_BUILDS:
                 self._builds.popitem(last=False)
@@ -258,4 +264,6 @@ class Builds:
             build.fresh_links = (self.engine.tree_key(readable), index.links)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
         hits = self.engine.stats["cacheHits"] - hits
-        return Prepared(index, readable, unreadable, build.truncated, hits, loaded == [True])
+        return Prepared(
+            index, readable, unreadable, build.truncated, hits, loaded == [True], build.unnamable
+        )

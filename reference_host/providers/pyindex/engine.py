@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from asp_protocol.canonical import blob_id, digest
+from asp_protocol.framing import UnencodableMessage, compact_json
 from reference_host.providers.pyindex.diskcache import decode, encode
 from reference_host.providers.pyindex.facts import ModuleFacts, Scope, Uses, parse_facts
 from reference_host.providers.pyindex.index import PythonIndex
@@ -24,6 +25,30 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 
 class BlobMismatch(ValueError):
     """Bytes supplied for a blob id do not hash to it: the content cannot be trusted."""
+
+
+def named_tree(entries: dict[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(the entries whose path and blob id have a UTF-8 form, a printable form of each other path).
+
+    A string with a lone surrogate (a JSON `\\udcXX` escape from the host, e.g. for a file name
+    that was not UTF-8) cannot be written in any answer the host accepts, nor in a `readBlob`
+    request (`framing.compact_json` refuses it, and so does every page measure), so its file is
+    left out of the index; answers list it in `data.incomplete.unnamable` and are not exhaustive."""
+    try:
+        compact_json(entries)
+        return entries, ()
+    except UnencodableMessage:
+        pass
+    named: dict[str, str] = {}
+    unnamable: list[str] = []
+    for path, blob in entries.items():
+        try:
+            compact_json([path, blob])
+        except UnencodableMessage:
+            unnamable.append(path.encode("utf-8", "backslashreplace").decode("utf-8"))
+            continue
+        named[path] = blob
+    return named, tuple(sorted(unnamable))
 
 
 def python_tree(entries: Mapping[str, str]) -> dict[str, str]:

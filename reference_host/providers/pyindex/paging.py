@@ -9,9 +9,10 @@ host, which asked with known offsets, turns the counts into its cursor.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from typing import Any
+
+from asp_protocol.framing import compact_json
 
 DEFAULT_PAGE_BYTES = 256 * 1024
 MIN_PAGE_BYTES = 4 * 1024
@@ -23,7 +24,10 @@ BLOB_ID_BYTES = 80  # `"blob:sha256:<64 hex>",`
 
 
 def _size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    """Bytes of *value* as the wire carries it, by the function the host measures a page with
+    (`framing.compact_json`, UTF-8): a page of non-ASCII text is cut by its bytes, not its
+    characters. Raises `UnencodableMessage` for a value with no UTF-8 form (a lone surrogate)."""
+    return len(compact_json(value))
 
 
 # per list: each item's serialized size and the files it is drawn from

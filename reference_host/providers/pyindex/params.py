@@ -1,8 +1,9 @@
 """Strict validation of `sense/*` params (sense-requests.schema.json) plus the `limit`, `offset`
 and `pageBytes` extensions.
 
-Every string arrives from the host and is untrusted; anything outside the closed shapes is a
-typed -32602 (failClass input) rather than a guess.
+Every string arrives from the host and is untrusted; anything outside the closed shapes, or a
+string with no UTF-8 form (a JSON `\\udXXX` escape of a lone surrogate), is a typed -32602
+(failClass input) rather than a guess.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.framing import UnencodableMessage, compact_json
 from reference_host.providers.pyindex.paging import (
     DEFAULT_PAGE_BYTES,
     MAX_PAGE_BYTES,
@@ -150,6 +152,10 @@ def parse_request(verb: str, params: Any) -> InspectRequest:
         params = {}
     if not isinstance(params, dict):
         raise invalid("params must be an object")
+    try:
+        compact_json(params)
+    except UnencodableMessage:  # could name nothing an answer can be written with
+        raise invalid("params hold a string with no UTF-8 form (a lone surrogate)") from None
     unknown = sorted(set(params) - _ALLOWED[verb])
     if unknown:
         raise invalid(f"unknown params for {verb}", detail=", ".join(k[:40] for k in unknown[:10]))
