@@ -28,12 +28,15 @@ def unusable_detail(state: WorkTreeState) -> str | None:
 
 def uncarried_degradation(state: WorkTreeState) -> dict[str, Any]:
     """Work-tree paths whose names a ChangeSet cannot carry: part of the snapshot, not evaluated."""
-    names = "; ".join(f"{path}: {why}" for path, why in sorted(state.uncarried.items())[:5])
+    return left_out_degradation(state.uncarried, "work-tree path(s) not evaluated", "check")
+
+
+def left_out_degradation(paths: dict[str, str], what: str, capability: str) -> dict[str, Any]:
+    """Files a result could not cover because a ChangeSet cannot name them (shown path -> why),
+    as one `incomplete` degradation of source `workspace` that names the first five."""
+    names = "; ".join(f"{path}: {why}" for path, why in sorted(paths.items())[:5])
     return degradation(
-        "workspace",
-        "incomplete",
-        f"{len(state.uncarried)} work-tree path(s) not evaluated: {names}",
-        capability="check",
+        "workspace", "incomplete", f"{len(paths)} {what}: {names}", capability=capability
     )
 
 

@@ -27,6 +27,7 @@ from reference_host.candidate import (
     Blobs,
     baseline_is_current,
     blob_scope,
+    left_out_degradation,
     load_blobs,
     unusable_detail,
 )
@@ -81,6 +82,10 @@ async def query_inspect(
             f"requested baseline is neither the committed snapshot nor the current work tree (host has rev {state.rev})"
         )
     )
+    if snap.left_out:
+        host_degraded.append(
+            left_out_degradation(snap.left_out, "file(s) not in the snapshot inspected", "inspect")
+        )
     unusable = unusable_detail(state)
     if unusable is not None:
         host_degraded.append(degradation("git", "unavailable", unusable, capability="inspect"))

@@ -26,11 +26,13 @@ MAX_SNAPSHOTS = 4
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One snapshot's index (path -> blob id), its blob set and its blob -> paths map."""
+    """One snapshot's index (path -> blob id), its blob set, its blob -> paths map, and the files
+    it leaves out because no ChangeSet can name them (shown path -> reason)."""
 
     index: dict[str, str]
     blobs: frozenset[str]
     by_blob: dict[str, list[str]]
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -72,16 +74,16 @@ async def snapshot(ctx: HostContext, state: WorkTreeState, with_dirty: bool) -> 
     if cached is not None:
         return cached
 
-    def build() -> dict[str, str]:
+    def build() -> tuple[dict[str, str], dict[str, str]]:
         made = ctx.workspace.snapshot_index(state, with_dirty=with_dirty)
         release_free_memory()  # it read, and freed, the bytes of every blob it names
-        return made
+        return made, ctx.workspace.left_out(state, with_dirty=with_dirty)
 
-    index = await anyio.to_thread.run_sync(build)
+    index, left_out = await anyio.to_thread.run_sync(build)
     by_blob: dict[str, list[str]] = {}
     for path, blob in index.items():
         by_blob.setdefault(blob, []).append(path)
-    made = Snapshot(index, frozenset(index.values()), by_blob)
+    made = Snapshot(index, frozenset(index.values()), by_blob, left_out)
     if len(recent.snapshots) >= MAX_SNAPSHOTS:
         recent.snapshots.clear()
     recent.snapshots[key] = made

@@ -309,6 +309,21 @@ class Workspace:
             if sha1 in ids and uncarried_reason(path) is None
         }
 
+    def left_out(self, state: WorkTreeState, *, with_dirty: bool) -> dict[str, str]:
+        """Shown path -> reason for every file the snapshot of *state* leaves out because a
+        ChangeSet cannot name it: committed ones (from the tree) and, for the work-tree snapshot
+        or a plain directory, the work tree's own. A whole-tree answer over that snapshot has not
+        seen those files and must not claim to be complete."""
+        missing: dict[str, str] = {}
+        if state.tree is not None:
+            for path in self.tree_entries(state.tree):
+                why = uncarried_reason(path)
+                if why is not None:
+                    missing[shown(path)] = why
+        if with_dirty or state.tree is None:
+            missing.update(state.uncarried)
+        return missing
+
     def snapshot_index(self, state: WorkTreeState, *, with_dirty: bool) -> dict[str, str]:
         """path -> blob id of the committed snapshot, overlaid with the work tree when *with_dirty*."""
         index = dict(self.head_index(state))

@@ -69,3 +69,46 @@ def test_odd_and_undecodable_names_never_fail_a_method(tmp_path: Path) -> None:
         assert_valid(inspect, "outer-host.schema.json#/$defs/queryInspectResult")
     finally:
         assert host.stop() == 0
+
+
+def _references_of_f(host: HostProcess) -> dict[str, object]:
+    found: dict[str, object] = host.call(
+        "host/queryInspect",
+        {"callSite": "interactive", "request": {"verb": "references", "symbol": "a.f"}},
+        timeout=60,
+    )
+    assert_valid(found, "outer-host.schema.json#/$defs/queryInspectResult")
+    return found
+
+
+@pytest.mark.needs_definitions
+@pytest.mark.parametrize("where", ["committed", "work tree"])
+def test_inspect_is_not_complete_over_a_file_left_out_for_its_name(
+    tmp_path: Path, where: str
+) -> None:
+    """A file no ChangeSet can name is not in the snapshot a provider reads, so a whole-tree answer
+    has not seen it: the answer says so (workspace `incomplete`, naming it) and is not exhaustive,
+    while the same question on the same tree without it is."""
+    repo = make_repo(
+        tmp_path / "repo", {"a.py": "def f():\n    return 1\n", "b.py": "import a\na.f()\n"}
+    )
+    host = HostProcess(repo).start()
+    try:
+        clean = _references_of_f(host)
+        assert clean["coverage"]["exhaustive"] is True  # type: ignore[index]
+        with open(os.path.join(os.fsencode(repo), b"caf\xe9.py"), "wb") as handle:
+            handle.write(b"import a\na.f()\n")
+        if where == "committed":
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", "a caller whose name is not UTF-8")
+        found = _references_of_f(host)
+    finally:
+        assert host.stop() == 0
+    coverage = found["coverage"]
+    assert coverage["exhaustive"] is False  # type: ignore[index]
+    [entry] = [d for d in coverage["degraded"] if d["source"] == "workspace"]  # type: ignore[index]
+    assert entry["reason"] == "incomplete" and entry["capability"] == "inspect"
+    assert (
+        "1 file(s) not in the snapshot inspected: caf\\xe9.py: file name is not valid UTF-8"
+        in (entry["detail"])
+    )
