@@ -26,8 +26,13 @@ from reference_host.evaluate.evaluation import evaluate_changeset
 from reference_host.evaluate.fast_path import fast_path_envelope
 from reference_host.helpers import policy_info, put_blob, working_changeset
 from reference_host.inspect.query import query_inspect
-from reference_host.status.results import host_authority_status, host_capabilities, host_status
-from reference_host.status.snapshot import Snapshot, snapshot_async
+from reference_host.status.results import (
+    StatusLike,
+    host_authority_status,
+    host_capabilities,
+    host_status,
+    status_like_async,
+)
 
 FAST_PATH_CHECK = ("check/evaluate", "judge/evaluate")
 FAST_PATH_REFUSED = (
@@ -58,14 +63,11 @@ def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext
     return handler
 
 
-def _status_like(
-    fn: Callable[[HostContext, Any, Snapshot], dict[str, Any]], ctx: HostContext
-) -> RequestHandler:
+def _status_like(fn: StatusLike, ctx: HostContext) -> RequestHandler:
     """A status-like method on the event loop (`status/snapshot.py` says when it hops)."""
 
     async def handler(params: Any, rpc: RequestContext) -> Any:
-        params = _object_params(params)
-        return fn(ctx, params, await snapshot_async(ctx))
+        return await status_like_async(fn, ctx, _object_params(params))
 
     return handler
 

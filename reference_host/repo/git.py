@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_host.repo.gitconfig import ConfigKey, config_key, system_config_path
+from reference_host.repo.gitconfig import ConfigFiles, ConfigKey, config_key, system_config_path
 from reference_host.repo.spawn import Child, EncodedEnv, find_program, spawn_start
 
 #: Keys that name a program (or start a daemon), pinned to a value that runs nothing.
@@ -148,6 +148,7 @@ class GitRunner:
     _system: str | None = field(default=None, repr=False)
     _system_known: bool = field(default=False, repr=False)
     _driver_key: ConfigKey | None = field(default=None, repr=False)
+    _config_files: ConfigFiles = field(default_factory=ConfigFiles, repr=False)
     _driver_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _program: str | None = field(default=None, repr=False)
     _encoded: EncodedEnv = field(default_factory=EncodedEnv, repr=False)
@@ -215,7 +216,7 @@ class GitRunner:
             argv = [self.program(), *self.argv()[1:]]
             self._system = system_config_path(argv, self._env(), self.cwd)
             self._system_known = True
-        return config_key(self.cwd, self.env, self._system)
+        return config_key(self.cwd, self.env, self._system, self._config_files)
 
     def refresh_drivers(self) -> None:
         """Blank every driver the effective configuration (includes followed) names.

@@ -5,11 +5,19 @@ The host's status starts git, does the work that does not need git's answer (pro
 gate roll-ups) while git reads the work tree on the other core, and only then waits for the
 answer (reference_host/status/results.py). The candidates are every path git reports as
 differing from HEAD in any way; `Workspace` then compares each one's bytes itself.
+
+While git runs, the reading can also be *guessed* (`PendingState.guess`): the state git's answer
+gives if it is byte for byte the last answer, with every path that answer named compared again
+now. A polled status usually gets the same answer, so the comparison — the host's largest part
+of a status — is done while git works instead of after it. The guess is the state only when
+git's answer turns out to be those bytes (`Guess.stdout`); otherwise it is dropped and the
+answer read as usual. Either way every file's bytes are looked at after the request arrived.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from reference_host.repo.git import GitResult, RunningGit
@@ -33,20 +41,42 @@ STATUS_ARGS = (
 )
 
 
+@dataclass(frozen=True)
+class Guess(Generic[State]):
+    """The state a `git status` answer of exactly `stdout` gives (files compared meanwhile)."""
+
+    stdout: bytes
+    state: State
+
+
 class PendingState(Generic[State]):
     """A work-tree reading in progress (`Workspace.start_state`): either already known, or a
-    running `git status` and the function that turns its answer into the state."""
+    running `git status`, the function that turns its answer into the state, and optionally
+    the one that guesses it from the last answer (see the module docstring)."""
 
     def __init__(
         self,
         ready: State | None,
         running: RunningGit | None = None,
         read: Callable[[GitResult, bool], State] | None = None,
+        guess: Callable[[], Guess[State] | None] | None = None,
     ) -> None:
         self._state = ready
         self._running = running
         self._read = read
+        self._guesser = guess
+        self._guess: Guess[State] | None = None
         self._answer: GitResult | None = None
+
+    def guess(self) -> State | None:
+        """While git runs: the state if git answers what it answered last time (None: no
+        guess). `result()` then returns this very object when git did."""
+        if self._state is not None:
+            return self._state
+        if self._guesser is None or self._answer is not None:
+            return None
+        self._guess = self._guesser()
+        return self._guess.state if self._guess is not None else None
 
     async def answered(self) -> None:
         """Wait on the event loop until git has answered (`result` then does not block on it)."""
@@ -60,7 +90,11 @@ class PendingState(Generic[State]):
             assert self._running is not None and self._read is not None
             if self._answer is None:
                 self._answer = self._running.result()
-            self._state = self._read(self._answer, on_loop)
+            answer, guess = self._answer, self._guess
+            if guess is not None and answer.ok and answer.stdout == guess.stdout:
+                self._state = guess.state
+            else:
+                self._state = self._read(answer, on_loop)
         return self._state
 
     def close(self) -> None:

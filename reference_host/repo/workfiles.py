@@ -168,6 +168,24 @@ class WorkFiles:
             return None
         return data if len(data) <= cap else None
 
+    def walk(self) -> tuple[dict[str, str], dict[str, str]]:
+        """path -> blob id of every file under the root but any `.git` (a plain directory's
+        snapshot), and shown path -> reason of every name a ChangeSet cannot carry."""
+        entries: dict[str, str] = {}
+        uncarried: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            for name in filenames:
+                rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
+                why = uncarried_reason(rel)
+                if why is not None:
+                    uncarried[shown(rel)] = why
+                    continue
+                found = self.hash(rel, with_sha1=False)
+                if found is not None:
+                    entries[rel] = found.blob_id
+        return entries, uncarried
+
     def hash_all(
         self, wanted: dict[str, bool], *, on_loop: bool = False
     ) -> dict[str, FileHash | None] | None:

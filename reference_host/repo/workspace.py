@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest
+from reference_host.repo import gitstatus
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
 from reference_host.repo.gitstatus import STATUS_ARGS, NeedsReading, PendingState, parse_status
@@ -73,6 +74,16 @@ def _dirty_digest(differing: frozenset[tuple[str, str | None]], uncarried: froze
     return digest(sorted(pairs, key=lambda pair: str(pair[0])))
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """The last `git status` answer read in full, what it named, and the state it gave."""
+
+    stdout: bytes
+    tree: str
+    candidates: dict[str, str | None]
+    state: WorkTreeState
+
+
 def _has_git_entry(root: Path) -> bool:
     """True when `.git` exists (or cannot be looked at) at *root* or any parent directory."""
     for directory in (root, *root.parents):
@@ -95,6 +106,7 @@ class Workspace:
         self.mode = "plain"
         self.unusable: str | None = None
         self._discover()
+        self._last: _Reading | None = None
         self._lock = threading.Lock()
         self.uploads: OrderedDict[str, bytes] = OrderedDict()
         self._upload_bytes = 0
@@ -197,7 +209,19 @@ class Workspace:
             running = self.runner.start(*STATUS_ARGS)
         except GitUnusable as exc:
             return PendingState(self._unusable_state(exc.reason))
-        return PendingState(None, running, self._git_state)
+        return PendingState(None, running, self._git_state, self._guess)
+
+    def _guess(self) -> gitstatus.Guess[WorkTreeState] | None:
+        """While git runs: the state if it answers as last time, its paths compared now (None:
+        a large file to read, or a blanked filter, whose paths git does not name; gitstatus.py)."""
+        last = self._last
+        if last is None or self.runner.filtered_drivers:
+            return None
+        try:
+            state = self._compare(last.tree, last.candidates, on_loop=True)
+        except NeedsReading:
+            return None
+        return gitstatus.Guess(last.stdout, last.state if state == last.state else state)
 
     def _unusable_state(self, reason: str) -> WorkTreeState:
         return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
@@ -217,7 +241,10 @@ class Workspace:
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(self._filtered_paths(tree, candidates))
-        return self._compare(tree, candidates, on_loop)
+            return self._compare(tree, candidates, on_loop)
+        state = self._compare(tree, candidates, on_loop)
+        self._last = _Reading(status.stdout, tree, candidates, state)
+        return state
 
     def _filtered_paths(self, tree: str, known: dict[str, str | None]) -> dict[str, str | None]:
         """HEAD paths whose filter driver was blanked: compared byte for byte, never assumed clean."""
@@ -273,29 +300,13 @@ class Workspace:
         )
 
     def _plain_state(self) -> WorkTreeState:
-        entries, uncarried = self._walk_plain()
+        entries, uncarried = self.files.walk()
         identity = digest(sorted([path, blob] for path, blob in entries.items()))
         return WorkTreeState(None, f"tree:{identity}", {}, {}, uncarried=uncarried, vcs=False)
 
-    def _walk_plain(self) -> tuple[dict[str, str], dict[str, str]]:
-        entries: dict[str, str] = {}
-        uncarried: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-            for name in filenames:
-                rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
-                why = uncarried_reason(rel)
-                if why is not None:
-                    uncarried[shown(rel)] = why
-                    continue
-                found = self.files.hash(rel, with_sha1=False)
-                if found is not None:
-                    entries[rel] = found.blob_id
-        return entries, uncarried
-
     def plain_files(self) -> dict[str, str]:
         """path -> blob id of every file under a non-git root (skipping any `.git`)."""
-        return self._walk_plain()[0]
+        return self.files.walk()[0]
 
     def head_index(self, state: WorkTreeState) -> dict[str, str]:
         """path -> blob id of the committed snapshot (`{rev}`)."""

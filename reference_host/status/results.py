@@ -11,6 +11,7 @@ no authority; applying one needs an edit requirement pinning the provider).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
@@ -25,8 +26,11 @@ from reference_host.receipts import (
     ReceiptRequest,
     assurance_block,
     build_receipt,
+    iso_now,
 )
-from reference_host.status.snapshot import Snapshot, snapshot
+from reference_host.status.snapshot import Snapshot, snapshot, snapshot_async
+
+StatusLike = Callable[[HostContext, Any, Snapshot], dict[str, Any]]
 
 LOCAL_OVERRIDE = ".asp/local.json"
 
@@ -182,3 +186,16 @@ def host_authority_status(
         "providers": snap.servers,
         "receipt": receipt,
     }
+
+
+async def status_like_async(fn: StatusLike, ctx: HostContext, params: Any) -> dict[str, Any]:
+    """`fn(ctx, params, snapshot)` for the event loop: drafted while git runs when the last
+    reading predicts the snapshot (status/snapshot.py), then only its receipt's `issuedAt` and
+    `timing` — the two stamps `build_receipt` takes at build time — are taken again."""
+    snap, drafted = await snapshot_async(ctx, lambda guess: fn(ctx, params, guess))
+    if drafted is None:
+        return fn(ctx, params, snap)
+    receipt = drafted["receipt"]
+    receipt["issuedAt"] = iso_now()
+    receipt["timing"] = snap.clock.timing()
+    return drafted

@@ -8,12 +8,21 @@ event loop: git's answer is awaited on the loop and the state is built there whe
 other git command and no large file read (changed files' digests reused or read when small, HEAD
 and its policy known); otherwise the rest runs in a worker thread. On the loop a status costs no thread hand-off
 in and out, which on a small machine is a tenth of a 1,000-file status.
+
+On the loop the state is also guessed while git runs (`PendingState.guess`: the last answer
+again, its files compared now), the views are built under the guessed state's policy, and a
+caller's result can be drafted from that guessed snapshot (`snapshot_async(draft=...)`). When
+git's answer confirms the guess, what is left after git is a byte comparison and the draft's
+timing; otherwise the state is read from the answer and the draft dropped. What the host does
+after git answers adds to the status's latency; what it does while git runs, on a second core,
+does not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -26,6 +35,7 @@ from reference_host.status.rollups import capability_coverage, gate_statuses
 from reference_host.trust.policy import EffectivePolicy
 
 Views = tuple[list[Enrollment], list[dict[str, Any]], dict[str, Any], dict[str, Any]]
+Drafted = TypeVar("Drafted")
 
 
 @dataclass
@@ -54,14 +64,26 @@ def snapshot(ctx: HostContext) -> Snapshot:
     return _snapshot(ctx, state, policy, guess, views, clock)
 
 
-async def snapshot_async(ctx: HostContext) -> Snapshot:
-    """`snapshot` on the event loop, with a worker thread only for what could block it."""
+async def snapshot_async(
+    ctx: HostContext, draft: Callable[[Snapshot], Drafted] | None = None
+) -> tuple[Snapshot, Drafted | None]:
+    """`snapshot` on the event loop, with a worker thread only for what could block it; and
+    `draft(guessed snapshot)`, made while git runs, when the snapshot turned out to be that one
+    (same state, same policy: the draft is then what `draft(snapshot)` gives but its timing)."""
     clock = Clock()
-    if not ctx.workspace.is_git:
-        return await anyio.to_thread.run_sync(snapshot, ctx)  # a plain directory is walked
+    if not ctx.workspace.is_git:  # a plain directory is walked
+        return await anyio.to_thread.run_sync(snapshot, ctx), None
     pending: PendingState[WorkTreeState] = ctx.workspace.start_state()
+    drafted: Drafted | None = None
     try:
-        guess, views = _guessed_views(ctx)
+        guessed = pending.guess()
+        if guessed is not None and ctx.knows_policy(guessed):
+            guess: EffectivePolicy | None = ctx.policy_for(guessed)
+        else:
+            guess = ctx.recent_policy()
+        views = _views(ctx, guess) if guess is not None else None
+        if draft is not None and guessed is not None and guess is not None and views is not None:
+            drafted = draft(Snapshot(guessed, guess, *views, clock=clock))
         await pending.answered()
         try:
             state = pending.result(on_loop=True)
@@ -73,7 +95,8 @@ async def snapshot_async(ctx: HostContext) -> Snapshot:
         policy = ctx.policy_for(state)
     else:
         policy = await anyio.to_thread.run_sync(ctx.policy_for, state)
-    return _snapshot(ctx, state, policy, guess, views, clock)
+    snap = _snapshot(ctx, state, policy, guess, views, clock)
+    return snap, drafted if state is guessed and policy is guess else None
 
 
 def _guessed_views(ctx: HostContext) -> tuple[EffectivePolicy | None, Views | None]:

@@ -42,7 +42,7 @@ def test_the_loop_reading_hops_only_for_a_large_file_and_sees_every_change(
     monkeypatch.setattr(workfiles.time, "time_ns", lambda: later)
 
     async def read() -> dict[str, str | None]:
-        return (await snapshot_async(ctx)).state.differing
+        return (await snapshot_async(ctx))[0].state.differing
 
     assert anyio.run(read) == {"a.py": blob_id(b"x = 2\n")}
     hops.clear()
@@ -64,5 +64,5 @@ def test_a_plain_directory_is_read_in_a_worker_thread(tmp_path: Path, hops: list
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "a.py").write_text("x = 1\n")
     ctx = build_context(tmp_path / "plain", None, "advisory")
-    snap = anyio.run(snapshot_async, ctx)
+    snap, _ = anyio.run(snapshot_async, ctx)
     assert not snap.state.vcs and hops == ["snapshot"]
