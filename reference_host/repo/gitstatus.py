@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from reference_host.repo.git import GitResult, RunningGit
+from reference_host.repo.git import GitResult, GitRunner, GitUnusable, RunningGit
 
 State = TypeVar("State")
 
@@ -127,3 +127,25 @@ def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
             oid = record[len(b"# branch.oid ") :].decode("ascii")
             commit = None if oid == "(initial)" else oid
     return commit, candidates
+
+
+def filtered_paths(
+    runner: GitRunner, entries: dict[str, tuple[str, str]], known: dict[str, str | None]
+) -> dict[str, str | None]:
+    """HEAD paths (of tree *entries*) whose filter driver the runner blanked, not *known* yet:
+    compared byte for byte by the workspace, never assumed clean (path -> HEAD sha1)."""
+    names = [p for p in entries if p not in known]
+    if not names:
+        return {}
+    stdin = b"\0".join(p.encode("utf-8", "surrogateescape") for p in names) + b"\0"
+    out = runner.run("check-attr", "-z", "--stdin", "filter", stdin=stdin)
+    if not out.ok:
+        raise GitUnusable(out.reason())
+    fields = out.stdout.split(b"\0")
+    result: dict[str, str | None] = {}
+    for index in range(0, len(fields) - 2, 3):
+        path = fields[index].decode("utf-8", "surrogateescape")
+        value = fields[index + 2].decode("utf-8", "surrogateescape")
+        if value in runner.filtered_drivers and path in entries:
+            result[path] = entries[path][1]
+    return result

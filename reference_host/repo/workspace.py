@@ -31,7 +31,13 @@ from asp_protocol.canonical import blob_id, digest
 from reference_host.repo import gitstatus
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
-from reference_host.repo.gitstatus import STATUS_ARGS, NeedsReading, PendingState, parse_status
+from reference_host.repo.gitstatus import (
+    STATUS_ARGS,
+    NeedsReading,
+    PendingState,
+    filtered_paths,
+    parse_status,
+)
 from reference_host.repo.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
@@ -157,12 +163,6 @@ class Workspace:
         `GitUnusable` when git cannot be started."""
         return self.runner.run(*args, stdin=stdin)
 
-    def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
-        out = self.runner.run(*args, stdin=stdin)
-        if not out.ok:
-            raise GitUnusable(out.reason())
-        return out.stdout
-
     def _tree_of(self, commit: str | None) -> str:
         if commit is None:
             return EMPTY_TREE
@@ -240,28 +240,11 @@ class Workspace:
             raise NeedsReading  # check-attr over HEAD, or rev-parse of a new commit
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
-            candidates.update(self._filtered_paths(tree, candidates))
+            candidates.update(filtered_paths(self.runner, self.tree_entries(tree), candidates))
             return self._compare(tree, candidates, on_loop)
         state = self._compare(tree, candidates, on_loop)
         self._last = _Reading(status.stdout, tree, candidates, state)
         return state
-
-    def _filtered_paths(self, tree: str, known: dict[str, str | None]) -> dict[str, str | None]:
-        """HEAD paths whose filter driver was blanked: compared byte for byte, never assumed clean."""
-        entries = self.tree_entries(tree)
-        names = [p for p in entries if p not in known]
-        if not names:
-            return {}
-        stdin = b"\0".join(p.encode("utf-8", "surrogateescape") for p in names) + b"\0"
-        out = self._git("check-attr", "-z", "--stdin", "filter", stdin=stdin)
-        fields = out.split(b"\0")
-        result: dict[str, str | None] = {}
-        for index in range(0, len(fields) - 2, 3):
-            path = fields[index].decode("utf-8", "surrogateescape")
-            value = fields[index + 2].decode("utf-8", "surrogateescape")
-            if value in self.runner.filtered_drivers and path in entries:
-                result[path] = entries[path][1]
-        return result
 
     def _compare(
         self, tree: str, candidates: dict[str, str | None], on_loop: bool = False
