@@ -46,6 +46,7 @@ from reference_host.inspect.snapshots import snapshot, work_tree_state
 from reference_host.inspect.targets import inspect_targets, run_target
 from reference_host.receipts import Clock, ReceiptRequest, assurance_block, build_receipt
 from reference_host.repo.workspace import WorkTreeState
+from reference_host.trust.policy import parse_policy
 from reference_host.trust.targets import judge_authority, receipt_parties
 
 
@@ -65,6 +66,11 @@ async def query_inspect(
     clock = Clock()
     inspect = parse_params(params)
     call_site, request = inspect.call_site, inspect.request
+    # the providers the last known policy (else the default) would ask start while git reads
+    # the work tree: their start-up does not wait for the snapshot `initialize` needs
+    guessed, _ = inspect_targets(ctx, ctx.recent_policy() or parse_policy(None), call_site)
+    for target in guessed:
+        await ctx.supervisor.prelaunch(target.provider_id, "inspect")
     state = await work_tree_state(ctx)
     policy = await anyio.to_thread.run_sync(ctx.policy_for, state)
     baseline, fresh = _effective_baseline(state, inspect.baseline)
@@ -72,6 +78,7 @@ async def query_inspect(
     snap = await snapshot(ctx, state, with_dirty)
     index = snap.index
     targets, required = inspect_targets(ctx, policy, call_site)
+    await ctx.supervisor.discard_spawned("inspect", {t.provider_id for t in targets})
     host_degraded: list[dict[str, Any]] = []
     if not targets:
         host_degraded.append(no_provider("inspect", bool(required)))

@@ -157,15 +157,9 @@ class ProviderSession:
         env["ASP_SESSION_ID"] = self.session_id
         return env
 
-    async def start(self, tg: TaskGroup, baseline: dict[str, Any], timeout: float) -> None:
-        """Spawn, `initialize` (exact version), validate, then send the narrowed `initialized` grant."""
-        if self.protocol_version is None:
-            raise SessionFailure(
-                "skewed",
-                "incompatible",
-                "manifest lists no protocol version this host speaks",
-                counts=False,
-            )
+    async def spawn(self, tg: TaskGroup) -> None:
+        """Start the process and serve its pipes, nothing sent yet: what can run before the
+        baseline is known (`Supervisor.prelaunch`); `start` spawns first when this was not done."""
         try:
             self.process = await launch(
                 self.installed.argv(), RESOURCE_LIMITS, self.installed.cwd, self.environment()
@@ -180,6 +174,19 @@ class ProviderSession:
         )
         self.callbacks.register(self.endpoint)
         tg.start_soon(self._run)
+
+    async def start(self, tg: TaskGroup, baseline: dict[str, Any], timeout: float) -> None:
+        """Spawn, `initialize` (exact version), validate, then send the narrowed `initialized` grant."""
+        if self.protocol_version is None:
+            raise SessionFailure(
+                "skewed",
+                "incompatible",
+                "manifest lists no protocol version this host speaks",
+                counts=False,
+            )
+        if self.process is None:
+            await self.spawn(tg)
+        assert self.endpoint is not None
         self.state = "initializing"
         self.baseline = baseline
         params = {

@@ -50,6 +50,8 @@ class ProviderRecord:
     last_reason: DegradationReason | None = None
     last_detail: str = ""
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # started ahead of need (`Supervisor.prelaunch`), not yet initialized: `session_for` takes it
+    spawned: dict[CapabilityFamily, ProviderSession] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
@@ -174,7 +176,12 @@ class Supervisor:
                 await warm.kill()
             assert record.installed is not None
             assert self._tg is not None, "supervisor not attached to a task group"
-            session = session_type(record.installed, self.workspace_root, self.assurance_mode)
+            session = record.spawned.pop(family, None) or session_type(
+                record.installed, self.workspace_root, self.assurance_mode
+            )
+            if session.process is not None and not session.alive:  # exited while it waited
+                await session.kill()
+                session = session_type(record.installed, self.workspace_root, self.assurance_mode)
             record.session = record.sessions[family] = session
             record.launched = True
             record.lifecycle = "launched"
@@ -192,6 +199,37 @@ class Supervisor:
                 raise
             record.lifecycle = session.state
             return session
+
+    async def prelaunch(self, provider_id: str, family: CapabilityFamily) -> None:
+        """Start *provider_id*'s process for *family* now, unless a session of it is alive or
+        waiting, so that its start-up (its imports) overlaps what the host does before it knows
+        the baseline `initialize` carries (the work-tree snapshot); `session_for` initializes it.
+        A provider that may not launch is left alone; one that fails to start is left to
+        `session_for`, which launches it again and accounts for the failure."""
+        session_type = SESSION_TYPES.get(family)
+        record = self.record(provider_id)
+        if session_type is None or self._tg is None or launch_refusal(record.installed) is not None:
+            return
+        async with record.lock:
+            warm = record.sessions.get(family)
+            if record.quarantined or family in record.spawned or (warm is not None and warm.alive):
+                return
+            assert record.installed is not None
+            if record.installed.protocol_version is None:
+                return  # session_for says why it never launches
+            session = session_type(record.installed, self.workspace_root, self.assurance_mode)
+            try:
+                await session.spawn(self._tg)
+            except SessionFailure:
+                return
+            record.spawned[family] = session
+
+    async def discard_spawned(self, family: CapabilityFamily, keep: set[str]) -> None:
+        """Stop the processes `prelaunch` started for *family* that are not in *keep* (the
+        providers a query turned out to ask): nothing idles that no session will use."""
+        for record in self.records.values():
+            if record.id not in keep and family in record.spawned:
+                await record.spawned.pop(family).kill()
 
     async def serving_session(
         self, provider_id: str, baseline: dict[str, Any], deadline: float, family: CapabilityFamily
@@ -336,6 +374,11 @@ class Supervisor:
 
     async def shutdown_all(self) -> None:
         sessions = [s for r in self.records.values() for s in r.sessions.values()]
+        waiting = [s for r in self.records.values() for s in r.spawned.values()]
+        for record in self.records.values():
+            record.spawned.clear()
         async with anyio.create_task_group() as tg:
             for session in sessions:
                 tg.start_soon(session.shutdown)
+            for session in waiting:  # never initialized: nothing to say goodbye to
+                tg.start_soon(session.kill)
