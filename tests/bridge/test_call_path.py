@@ -169,3 +169,19 @@ def test_inspect_text_of_fast_path_is_the_slow_path() -> None:
     for value in samples:
         flat = " ".join(clean_text(value).split())
         assert text_of(value, 200) == (cap_string(flat, 200) if flat else "''"), repr(value)
+
+
+def test_the_text_of_a_result_over_ascii_host_data_is_ascii() -> None:
+    """One non-ASCII character makes Python store the whole text two bytes a character and the
+    wire encoder transcode all of it; the bridge's own words (headline, fences, summary title)
+    are ASCII, so an ASCII host result keeps the text ASCII."""
+    host_result = {"state": "ready", "servers": [{"id": "p", "detail": "x" * 500}]}
+    success = label.success(limits=LIMITS, host_result=host_result, summary="Host h", **HEADER)
+    failure = label.failure(
+        error=BridgeError(reason="host-unavailable", message="m", stderr_tail="e"),
+        limits=LIMITS,
+        **HEADER,
+    )
+    for result in (success, failure):
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "<<<UNTRUSTED" in text and text.isascii()

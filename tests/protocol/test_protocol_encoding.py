@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import AspError, ErrorCode
 from asp_protocol.framing import UnencodableMessage, encode_message
 from asp_protocol.jsonrpc import RequestContext
@@ -80,3 +81,34 @@ async def test_an_unencodable_result_is_answered_as_an_internal_error_and_servin
         assert caught.value.code == ErrorCode.INTERNAL_ERROR.code
         assert caught.value.detail == "the result has no JSON text"
         assert await client.request("fine", {}) == {"text": "ok"}
+
+
+def _json_loads_strict(text: str | bytes) -> Any:
+    def reject(name: str) -> Any:
+        raise ValueError(name)
+
+    return json.loads(text, parse_constant=reject)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"a":[1,2.5,-0,1e400,"\\u00e9",null,true]}}',
+        '{"s":"\\ud800 lone surrogate escape","big":123456789012345678901234567890}',
+        '{"a":1,"a":2}',
+        "  [1, 2]\n",
+        '{"x":"caf\u00e9"}'.encode("utf-8-sig"),
+        '{"x":"\u6f22"}'.encode("utf-16"),
+        '{"x":"\u6f22"}'.encode("utf-32-le"),
+    ],
+)
+def test_strict_loads_parses_as_json_loads_does(text: str | bytes) -> None:
+    assert strict_loads(text) == _json_loads_strict(text)
+
+
+@pytest.mark.parametrize("text", ["NaN", '{"a":Infinity}', b"[-Infinity]", "\ufeff{}", "{", b""])
+def test_strict_loads_refuses_what_json_loads_strictly_refuses(text: str | bytes) -> None:
+    with pytest.raises(ValueError):
+        _json_loads_strict(text)
+    with pytest.raises(ValueError):
+        strict_loads(text)
