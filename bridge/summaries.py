@@ -37,12 +37,17 @@ def _items(value: Any) -> list[Any]:
 
 
 def _names(values: Any) -> str:
-    return ", ".join(_s(v) for v in _items(values)[:10]) or "none"
+    # an empty list (the usual gate or provider list) costs no generator and no join
+    if not values or not isinstance(values, list):
+        return "none"
+    return ", ".join([_s(v) for v in values[:10]]) or "none"
 
 
 def _reasons(degraded: Any) -> str:
-    entries = [_d(d) for d in _items(degraded)]
-    return "; ".join(f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries[:5])
+    if not degraded or not isinstance(degraded, list):
+        return ""
+    entries = [_d(d) for d in degraded[:5]]
+    return "; ".join([f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries])
 
 
 def lifecycle_words(state: Any, lifecycle: Any) -> str:

@@ -15,7 +15,7 @@ from bridge.fence import _CONTROL, cap_string, clean_text, fence_json, fits, jso
 from bridge.label import BridgeError, TextLimits
 from bridge.middleware import router, scoped
 from bridge.structured import compact
-from bridge.summaries import _s
+from bridge.summaries import _names, _reasons, _s
 from bridge.tools.inspect_render import text_of
 from bridge.wire_result import WireResult
 
@@ -185,3 +185,15 @@ def test_the_text_of_a_result_over_ascii_host_data_is_ascii() -> None:
     for result in (success, failure):
         text = result.content[0].text  # type: ignore[union-attr]
         assert "<<<UNTRUSTED" in text and text.isascii()
+
+
+def test_summary_list_fast_paths_are_the_slow_paths() -> None:
+    """An empty or non-list value is `none` / nothing without a join; a list reads as before."""
+    values: list[Any] = [None, "", "check", [], [""], ["", ""], ["a", 3, True], list("abcdefghijkl")]
+    values += [{"a": 1}, [{"source": "p", "reason": "r"}, "x", {"source": "q\nz"}] * 3]
+    for value in values:
+        items = value if isinstance(value, list) else []
+        assert _names(value) == (", ".join(_s(v) for v in items[:10]) or "none")
+        entries = [d if isinstance(d, dict) else {} for d in items]
+        expected = "; ".join(f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries[:5])
+        assert _reasons(value) == expected
