@@ -32,11 +32,16 @@ class LineReader:
 
     def __init__(self, stream: ByteReceiveStream, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES):
         self._stream = stream
-        self._max = max_line_bytes
+        self._max = self.max_line_bytes = max_line_bytes
         self._buffer = bytearray()
         self._discarding = 0
         self._head = b""
         self._eof = False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing read and not yet returned: no partial line, no line being discarded."""
+        return not self._buffer and not self._discarding and not self._eof
 
     async def next_line(self) -> bytes | OversizedLine | None:
         """The next non-empty line without its newline, an OversizedLine marker, or None at EOF."""

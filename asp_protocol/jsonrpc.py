@@ -26,6 +26,7 @@ from asp_protocol.errors import (
     RequestTimeout,
 )
 from asp_protocol.framing import LineReader, OversizedLine, UnencodableMessage, encode_message
+from asp_protocol.pipes import LoopReceiveStream
 from asp_protocol.rpc_types import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
@@ -90,6 +91,8 @@ class JsonRpcEndpoint:
         self._receiving_done = False
         self._close_reason = "connection closed"
         self.closed_event = anyio.Event()
+        if isinstance(receive, LoopReceiveStream):
+            receive.offer_first(self._take_reply)
 
     # -- registration -------------------------------------------------------------------------
 
@@ -355,6 +358,34 @@ class JsonRpcEndpoint:
             await handler(params)
         except Exception:
             log.exception("%s: notification handler failed", self.name)
+
+    def _take_reply(self, chunk: bytes) -> bool:
+        """Settle an answer to one of our requests as its bytes arrive, in the pipe's read
+        callback: the caller waiting for it runs on the next loop turn, not on the turn after
+        the one that wakes this endpoint's reader task (a round trip to a host costs one loop
+        turn less). Taken only while a request of ours waits, and only a chunk that is exactly
+        one whole response line with nothing read before it still unprocessed, so messages are
+        still handled in order; anything else (False) is read by `serve` as before (a line
+        parsed here for nothing, such as a `$/progress`, is parsed there again)."""
+        reader = self._reader
+        if not self._pending or not reader.idle or chunk.find(b"\n") != len(chunk) - 1:
+            return False
+        if len(chunk) > reader.max_line_bytes:
+            return False
+        try:
+            message, size = decode_message(chunk[:-1])
+        except BadMessage:
+            return False
+        if "method" in message or "id" not in message:
+            return False
+        if "result" not in message and "error" not in message:
+            return False
+        try:
+            self._on_response(message, size)
+        except Exception:  # a read callback must not raise; `serve` meets the same line again
+            log.exception("%s: reply settled in the read callback failed", self.name)
+            return False
+        return True
 
     def _on_response(self, message: dict[str, Any], size: int) -> None:
         request_id = message.get("id")

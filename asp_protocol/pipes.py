@@ -13,6 +13,7 @@ import asyncio
 import os
 import stat
 from collections import deque
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -37,6 +38,7 @@ class _Reader(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.transport: asyncio.ReadTransport | None = None
         self.paused = False
+        self.taker: Callable[[bytes], bool] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -47,6 +49,8 @@ class _Reader(asyncio.Protocol):
             self.waiter.set_result(None)
 
     def data_received(self, data: bytes) -> None:
+        if not self.chunks and self.taker is not None and self.taker(data):
+            return
         self.chunks.append(data)
         self.size += len(data)
         if self.size >= _PAUSE_AT and self.transport is not None and not self.paused:
@@ -88,15 +92,28 @@ class PipeWriter(asyncio.Protocol):
 
 
 class LoopReceiveStream(ByteReceiveStream):
-    """Reads a pipe fd on the event loop; EOF or a closed pipe ends the stream."""
+    """Reads a pipe fd on the event loop; EOF or a closed pipe ends the stream.
 
-    def __init__(self, fd: int) -> None:
-        self._fd, self._protocol = fd, _Reader()
+    An *owned* fd is the stream's to close (the host client's pipe from its host's stdout).
+    `offer_first` lets the reader of the stream take a chunk in the loop's own callback, the
+    moment it arrives, instead of a task woken for it one loop turn later (see its doc)."""
+
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
+        self._fd, self._owned, self._protocol = fd, owned, _Reader()
         self._transport: asyncio.ReadTransport | None = None
+        self._closed = False
+
+    def offer_first(self, taker: Callable[[bytes], bool]) -> None:
+        """Hand each chunk that arrives while none is waiting to be received to *taker* first;
+        a chunk it takes (True) is not received. It runs inside the event loop's read callback:
+        it must not block, await or raise."""
+        self._protocol.taker = taker
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._transport is None:
-            pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=False)
+            if self._closed:
+                raise anyio.ClosedResourceError
+            pipe = os.fdopen(self._fd, "rb", buffering=0, closefd=self._owned)
             loop = asyncio.get_running_loop()
             self._transport, _ = await loop.connect_read_pipe(lambda: self._protocol, pipe)
         protocol = self._protocol
@@ -121,6 +138,9 @@ class LoopReceiveStream(ByteReceiveStream):
     async def aclose(self) -> None:
         if self._transport is not None:
             self._transport.close()
+        elif self._owned and not self._closed:
+            os.close(self._fd)
+        self._closed = True
 
 
 class LoopSendStream(ByteSendStream):

@@ -11,10 +11,10 @@ from subprocess import PIPE
 from typing import Any
 
 import anyio
-from anyio.abc import ByteSendStream, Process
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
-from asp_protocol.pipes import LoopSendStream
+from asp_protocol.pipes import LoopReceiveStream, LoopSendStream
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
 from host_client.tree import descendants, end_tree, sweep_orphans
@@ -39,6 +39,7 @@ class HostInstance:
 
     process: Process
     stdin: ByteSendStream
+    stdout: ByteReceiveStream
     endpoint: JsonRpcEndpoint
     stderr: ByteRing
     started_at: float
@@ -63,11 +64,12 @@ async def spawn(
 ) -> HostInstance:
     """Start the configured argv with explicit pipes in the workspace; raises OSError if it cannot."""
     child_stdin, write_end = os.pipe()  # both close-on-exec; the child gets its end as fd 0
+    read_end, child_stdout = os.pipe()  # and this one as fd 1
     try:
         process = await anyio.open_process(
             list(settings.argv),
             stdin=child_stdin,
-            stdout=PIPE,
+            stdout=child_stdout,
             stderr=PIPE,
             cwd=str(settings.cwd),
             env=settings.env,
@@ -75,23 +77,26 @@ async def spawn(
         )
     except BaseException:
         os.close(write_end)
+        os.close(read_end)
         raise
     finally:
         os.close(child_stdin)
-    # written on the loop: anyio's process stdin stream yields to the loop after every write
+        os.close(child_stdout)
+    # written and read on the loop: anyio's process stdin stream yields to the loop after every
+    # write, and a reply read from its stdout stream reaches the caller a loop turn later
     stdin = LoopSendStream(write_end, owned=True)
-    assert process.stdout is not None
+    stdout = LoopReceiveStream(read_end, owned=True)
     _LIVE.add(process.pid)
     holder: list[HostInstance] = []
     endpoint = JsonRpcEndpoint(
-        process.stdout,
+        stdout,
         stdin,
         name=f"host[{process.pid}]",
         max_line_bytes=settings.max_line_bytes,
         on_wire=lambda event: on_wire(holder[0], event) if holder else None,
     )
     instance = HostInstance(
-        process, stdin, endpoint, ByteRing(settings.stderr_buffer_bytes), time.time()
+        process, stdin, stdout, endpoint, ByteRing(settings.stderr_buffer_bytes), time.time()
     )
     holder.append(instance)
     return instance
@@ -138,6 +143,7 @@ async def supervise(instance: HostInstance, grace: float) -> int | None:
         with anyio.move_on_after(0.5):
             await instance.stderr_done.wait()
         tg.cancel_scope.cancel()
+    await instance.stdout.aclose()  # ours to close: a pipe a leftover process still holds open
     return code
 
 

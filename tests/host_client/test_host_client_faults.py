@@ -170,6 +170,10 @@ async def test_ten_megabytes_of_stderr_do_not_deadlock(tmp_path: Path) -> None:
     async with HostClient(settings) as client:
         with anyio.fail_after(30):
             await client.call("host/status")
+            # stderr and stdout are two pipes: the reply may be read before the last of the
+            # flood, which the drain still takes in full
+            while not client.debug_info()["stderrTail"].rstrip().endswith("flood finished"):
+                await anyio.sleep(0.01)
         info = client.debug_info()
         assert info["stderrBytesTotal"] >= 10 * 1024 * 1024
         assert info["stderrBytesDropped"] >= info["stderrBytesTotal"] - 8192
@@ -204,6 +208,22 @@ async def test_exit_during_fifty_calls_fails_all_fast_then_recovers(tmp_path: Pa
         result = await client.call("host/status")
         assert result["host"]["name"] == "bad-host"
         assert client.debug_info()["restarts"] == 1
+
+
+async def test_the_pipes_of_every_host_are_closed_once_it_is_gone(tmp_path: Path) -> None:
+    """The host's stdin and stdout pipes are the client's own (read and written on the loop):
+    after a host that died, its restart and the client's close, no descriptor is left open."""
+    once = tmp_path / "exited-once"
+    settings = settings_for(tmp_path, "exit-after", "1", "--once-file", str(once), timeout=30)
+    before = set(os.listdir("/proc/self/fd"))
+    async with HostClient(settings) as client:
+        with pytest.raises(HostUnavailable):
+            await client.call("host/status")
+        assert (await client.call("host/status"))["host"]["name"] == "bad-host"
+        assert client.debug_info()["restarts"] == 1
+    await anyio.sleep(0)  # the loop closes a pipe transport's file on its next turn
+    leaked = set(os.listdir("/proc/self/fd")) - before
+    assert not {fd for fd in leaked if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")}
 
 
 async def test_fifty_concurrent_calls_are_not_crossed(tmp_path: Path) -> None:
