@@ -189,7 +189,16 @@ def test_the_text_of_a_result_over_ascii_host_data_is_ascii() -> None:
 
 def test_summary_list_fast_paths_are_the_slow_paths() -> None:
     """An empty or non-list value is `none` / nothing without a join; a list reads as before."""
-    values: list[Any] = [None, "", "check", [], [""], ["", ""], ["a", 3, True], list("abcdefghijkl")]
+    values: list[Any] = [
+        None,
+        "",
+        "check",
+        [],
+        [""],
+        ["", ""],
+        ["a", 3, True],
+        list("abcdefghijkl"),
+    ]
     values += [{"a": 1}, [{"source": "p", "reason": "r"}, "x", {"source": "q\nz"}] * 3]
     for value in values:
         items = value if isinstance(value, list) else []
