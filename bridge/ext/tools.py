@@ -18,11 +18,9 @@ from pydantic import Field
 from bridge import label
 from bridge.adapter_policy import Surface
 from bridge.calls import Outcome, admit, refused
-from bridge.ext.plan_diff import unified_diff
 from bridge.fence import fence
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
-from bridge.migration.findings import parse_host_findings
 from bridge.runtime import BridgeRuntime
 from bridge.summaries import evaluated_paths_line
 from bridge.tools import READ_ONLY, runtime
@@ -68,6 +66,8 @@ def _decision_summary(
 ) -> str | None:
     """The decision, how many paths were evaluated, and the findings as `path:line code message`
     (host text, so the list is fenced and each line capped)."""
+    from bridge.migration.findings import parse_host_findings  # with the migration check's code
+
     decision = result.get("decision") if isinstance(result, dict) else None
     if decision not in DECISIONS or not isinstance(result, dict):
         return None
@@ -99,6 +99,8 @@ async def _plan_diff(
 ) -> tuple[dict[str, Any], str | None]:
     """The plan's unified diff from the host's `host/proposalPreview` helper (never from files):
     structured `{text, truncated}` or `{unavailable}`, and the fenced text view."""
+    from bridge.ext.plan_diff import unified_diff  # difflib: loaded by the first plan, not a start
+
     raw = result.get("proposal")
     proposal: dict[str, Any] = raw if isinstance(raw, dict) else {}
     proposal_id = proposal.get("proposalId")

@@ -178,3 +178,22 @@ def test_serve_loads_only_its_own_subcommand_and_no_refusal_helpers() -> None:
     )
     for name in ("serve", "call", "client-config", "bakeoff", "migration-check"):
         assert name in usage.stdout
+
+
+def test_a_started_bridge_has_not_loaded_the_migration_check_or_the_plan_diff() -> None:
+    """Every tool is registered (its signature and output schema), but the code behind the
+    migration check and the edit plan's diff loads with their first call, not with a start."""
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import bridge.commands.serve as serve\n"
+        "from bridge.config import BridgeSettings\n"
+        "serve.load_sdk()\n"
+        "server = serve.build_server(BridgeSettings(repo=Path('.')), True)\n"
+        "names = {tool.name for tool in server._tool_manager.list_tools()}\n"
+        "assert {'asp_migration_check', 'asp_ext_request_edit_plan'} <= names, names\n"
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('bridge.migration', 'bridge.ext.plan_diff', 'difflib'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]"]
