@@ -25,6 +25,9 @@ or, for CPU time rather than wall time (a loaded machine inflates a sampler's wa
 time spent runnable but not running), cProfile with a CPU clock over the whole `serve`:
 
     python bench/bridge_bench.py --hosts bad --cprofile /tmp/bridge.pstats
+
+For an A/B of two commits on a busy machine, count instructions instead of time:
+`python bench/bridge_instructions.py` (callgrind; see its docstring).
 """
 
 from __future__ import annotations
