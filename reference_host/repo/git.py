@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,6 +153,7 @@ class GitRunner:
     _driver_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _program: str | None = field(default=None, repr=False)
     _encoded: EncodedEnv = field(default_factory=EncodedEnv, repr=False)
+    _spawn_key: tuple[object, ...] = field(default=(), repr=False)
 
     def argv(self, *args: str) -> list[str]:
         return ["git", "--no-pager", "--no-optional-locks", *args]
@@ -176,6 +178,15 @@ class GitRunner:
             env[f"GIT_CONFIG_VALUE_{index}"] = value
         return env
 
+    def _spawn_env(self) -> Mapping[bytes, bytes]:
+        """`_env()` encoded, built again only when the overrides or the base environment changed
+        (it is built before every git start: 17 us a call, more on a cold cache)."""
+        key = (self.driver_overrides, tuple(self.env.items()))
+        if key != self._spawn_key:
+            self._encoded.get(self._env())
+            self._spawn_key = key
+        return self._encoded.encoded
+
     def run(self, *args: str, stdin: bytes | None = None, cwd: Path | None = None) -> GitResult:
         """One git command; raises GitUnusable only when git itself cannot be started."""
         running = self.start(*args, stdin=stdin, cwd=cwd)
@@ -189,7 +200,7 @@ class GitRunner:
         `result()`; `close()` (always, in a finally) kills it if the result was never taken."""
         argv = self.argv("-C", os.fspath(cwd or self.cwd), *args)
         try:
-            child = spawn_start(self.program(), argv, self._encoded.get(self._env()), stdin)
+            child = spawn_start(self.program(), argv, self._spawn_env(), stdin)
         except OSError as exc:
             self._program = None
             raise GitUnusable(f"git cannot be run: {exc.strerror or exc}") from None

@@ -73,6 +73,11 @@ class EncodedEnv:
             self._source = items
         return self._encoded
 
+    @property
+    def encoded(self) -> dict[bytes, bytes]:
+        """The last environment `get` encoded."""
+        return self._encoded
+
 
 class Child:
     """A started program whose output is collected by `finish` (once); `close` kills and reaps

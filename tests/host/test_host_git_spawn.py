@@ -139,3 +139,19 @@ def test_a_descriptor_left_inheritable_does_not_reach_the_child() -> None:
         os.close(write_end)
     seen = {int(name) for name in done.stdout.split()}
     assert write_end not in seen and {0, 1, 2} <= seen
+
+
+def test_git_runs_with_the_environment_and_overrides_as_they_are_now(tmp_path: Path) -> None:
+    """The encoded environment is kept between git starts, so a changed base environment or a
+    changed driver override must reach the next git."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    runner = Workspace(repo).runner
+    config = tmp_path / "global.gitconfig"
+    config.write_text("[user]\n\tname = changed-env\n")
+    assert b"changed-env" not in runner.run("config", "--global", "user.name").stdout
+    runner.env = {**runner.env, "GIT_CONFIG_GLOBAL": str(config)}
+    assert runner.run("config", "--global", "user.name").stdout == b"changed-env\n"
+    runner.env["GIT_CONFIG_GLOBAL"] = os.devnull  # mutated in place
+    assert runner.run("config", "--global", "user.name").stdout == b""
+    runner.driver_overrides = (("filter.x.clean", "changed-override"),)
+    assert runner.run("config", "filter.x.clean").stdout == b"changed-override\n"
