@@ -7,11 +7,14 @@ cache (default `~/.cache/asp-bench`, outside the repository, never committed), e
 committed to a git repository there. The host is built as `asp-host serve` builds it and runs the
 real `asp-python-inspect` subprocess. Figures:
 
-* cold: first `host/queryInspect` until the first answer from the whole index (no degraded
-  coverage), polling every 100 ms while the provider answers "indexing" — once with the
+* cold: first `host/queryInspect` until the first complete answer (no degraded coverage: from
+  part of the tree while the index builds, or from the whole index), polling every 100 ms while
+  the provider answers "indexing", then until an `impact` answer (the whole index) — once with the
   provider's persistent cache emptied (a first index ever), once more in a new host and
   provider process with the cache warm (a restart: facts and the tree's resolved index read
   back); the cache lives in `<cache>/index-cache`;
+* with `--cold-verbs`, the same per verb in a new host each (the cache emptied): the first
+  complete answer of that verb asked first, and when the whole index answered;
 * warm p50/p90 per verb through the host (`symbols`/`references`/`callers` of one file's names,
   `impact` of one module), and the largest page in bytes, once the provider has written its cache
   (the steady state); apart from them, the p50 of `references` asked right after the first build,
@@ -135,12 +138,14 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
             raise RuntimeError(f"no complete answer in {COLD_LIMIT_S} s: {first['coverage']}")
         await anyio.sleep(0.1)
     cold = time.perf_counter() - started
+    index_s = await first_complete(ctx, queries["impact"], started)  # impact: the whole index
     session = ctx.supervisor.record("asp-python-inspect").sessions["inspect"]
     assert session.process is not None
     results = first["data"]["results"]
     answer_data = results[0]["result"].get("data", {}) if results else {}
     out: dict[str, Any] = {
         "cold_s": cold,
+        "index_s": index_s,
         "polls": polls,
         "index_from_cache": answer_data.get("indexFromCache"),
         "facts_from_cache": answer_data.get("factsFromCache"),
@@ -190,6 +195,51 @@ async def measure(ctx: HostContext, root: Path, package: str, runs: int) -> dict
     return out
 
 
+async def first_complete(ctx: HostContext, query: dict[str, Any], started: float) -> float:
+    """Seconds from *started* to the first answer of *query* without degraded coverage."""
+    while True:
+        result = await query_inspect(ctx, query)
+        if result["coverage"]["ran"] and not result["coverage"]["degraded"]:
+            return time.perf_counter() - started
+        if time.perf_counter() - started > COLD_LIMIT_S:
+            raise RuntimeError(f"no complete answer in {COLD_LIMIT_S} s: {result['coverage']}")
+        await anyio.sleep(0.1)
+
+
+def cold_queries(package: str) -> dict[str, dict[str, Any]]:
+    """The verbs whose first answer a cold provider may give before its whole index is built
+    (symbols of one file; references / callers / symbols of a name from part of the tree)."""
+    path, symbol, method = PROBES[package]
+    return {
+        "references": ask("references", symbol=symbol),
+        "callers": ask("callers", symbol=f"{path}::{method}"),
+        "symbols of a name": ask("symbols", query=method.rpartition(".")[2]),
+        "symbols of a file": ask("symbols", path=path),
+        "impact": ask("impact", paths=[path]),
+    }
+
+
+async def cold_per_verb(root: Path, package: str) -> dict[str, tuple[float, float]]:
+    """Per verb, in a new host and provider with the cache emptied each time: (seconds to the
+    first complete answer of that verb asked first, seconds until the whole index answered)."""
+    out = {}
+    for verb, query in cold_queries(package).items():
+        shutil.rmtree(Path(os.environ[CACHE_ENV]), ignore_errors=True)
+        ctx = build_context(root, None, "advisory")
+        async with anyio.create_task_group() as tg:
+            ctx.supervisor.attach(tg)
+            try:
+                started = time.perf_counter()
+                first = await first_complete(ctx, query, started)
+                whole = await first_complete(ctx, cold_queries(package)["impact"], started)
+                out[verb] = (first, whole)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await ctx.supervisor.shutdown_all()
+                tg.cancel_scope.cancel()
+    return out
+
+
 async def cache_written(index_cache: Path, limit_s: float = 60.0) -> None:
     """Wait until the provider's cache (facts, then the resolved index) stops growing: it is
     written behind the first answer."""
@@ -217,7 +267,7 @@ async def run_host(root: Path, package: str, runs: int) -> dict[str, Any]:
     return result
 
 
-async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
+async def run_package(spec: str, cache: Path, runs: int, per_verb: bool) -> dict[str, Any]:
     root = work_tree(prepared_repo(spec, cache))
     modules = int(
         subprocess.run(
@@ -230,7 +280,9 @@ async def run_package(spec: str, cache: Path, runs: int) -> dict[str, Any]:
     package = spec.partition("==")[0]
     result = await run_host(root, package, runs)
     restart = await run_host(root, package, 1)
+    verbs = await cold_per_verb(root, package) if per_verb else {}
     return {
+        "cold_verbs": verbs,
         "package": spec,
         "modules": modules,
         **result,
@@ -262,7 +314,8 @@ def report(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         print(
             f"{row['package']}: CPU seconds (host + provider + parse workers) to the first "
-            f"complete answer: cold {row['cold_cpu_s']:.1f}, restart {row['restart_cpu_s']:.1f} "
+            f"complete answer (cold: until the whole index answered): "
+            f"cold {row['cold_cpu_s']:.1f}, restart {row['restart_cpu_s']:.1f} "
             f"(restart: facts of {row['restart_cached'][0]} files and the resolved index "
             f"{'from' if row['restart_cached'][1] else 'not from'} the cache)"
         )
@@ -279,6 +332,15 @@ def report(rows: list[dict[str, Any]]) -> None:
             )
         )
         print(
+            f"{row['package']}: cold, the whole index answered after {row['index_s']:.1f} s "
+            f"(the first complete references answer after {row['cold_s']:.1f} s)"
+        )
+        for verb, (first, whole) in row["cold_verbs"].items():
+            print(
+                f"{row['package']}: cold, {verb} asked first: complete after {first:.1f} s "
+                f"(whole index {whole:.1f} s)"
+            )
+        print(
             f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
             f"{row['provider_rss']:.0f} MiB (provider peak {row['provider_peak']:.0f} MiB)"
         )
@@ -292,9 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", action="append", help="NAME==VERSION (repeatable)")
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument(
+        "--cold-verbs",
+        action="store_true",
+        help="also a cold host per verb: its first complete answer when asked first",
+    )
     args = parser.parse_args(argv)
     rows = [
-        anyio.run(run_package, spec, args.cache, args.runs)
+        anyio.run(run_package, spec, args.cache, args.runs, args.cold_verbs)
         for spec in args.package or DEFAULT_PACKAGES
     ]
     report(rows)

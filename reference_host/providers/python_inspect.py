@@ -12,6 +12,7 @@ sets `truncated` (`data.truncated` for graph results, whose envelope has no such
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections import OrderedDict
@@ -43,6 +44,7 @@ from reference_host.providers.pyindex import (
 from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.early import early_answer, seeds
 from reference_host.providers.pyindex.engine import BlobMismatch, named_tree
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.index import PythonIndex
@@ -98,6 +100,7 @@ class PythonInspectProvider(ProviderRuntime):
         read_batch: int = READ_BATCH,
         cache_dir: Path | None = None,
         cache_max_bytes: int = DEFAULT_CACHE_BYTES,
+        hold_index: bool = False,
     ) -> None:
         super().__init__(
             provider_id=PYTHON_INSPECT.id,
@@ -116,6 +119,7 @@ class PythonInspectProvider(ProviderRuntime):
             hold_requests=hold_requests,
             read_batch=read_batch,
             cache=self.cache,
+            hold_index=hold_index,
         )
         self.answers = Answers()
         self._trees: OrderedDict[str, Listing] = OrderedDict()
@@ -193,7 +197,10 @@ class PythonInspectProvider(ProviderRuntime):
 
     async def _prepare(
         self, call: Call, request: InspectRequest
-    ) -> tuple[Prepared, dict[str, Any]]:
+    ) -> tuple[Prepared, dict[str, Any], dict[str, Any] | None]:
+        """The prepared index, the baseline, and the whole answer when a running build could
+        already give it exactly from part of the tree (early.py), which is then tried as soon
+        as the build has read the tree, within the usual wait."""
         baseline = request.baseline or call.session.baseline
         if not isinstance(baseline, dict) or not isinstance(baseline.get("rev"), str):
             raise AspError(ErrorCode.HEALTH_NOT_READY, "no-session-baseline", retryable=True)
@@ -202,10 +209,25 @@ class PythonInspectProvider(ProviderRuntime):
         async def report(percentage: int, message: str) -> None:
             await call.progress(percentage=percentage, message=message)
 
-        prepared = await self.builds.prepared(
-            listing.key, listing.tree, listing.truncated, report, listing.unnamable
-        )
-        return prepared, baseline
+        words = seeds(request.verb, request.params, listing.tree)
+        deadline = anyio.current_time() + self.builds.wait
+        args = (listing.key, listing.tree, listing.truncated, report, listing.unnamable)
+        try:
+            prepared = await self.builds.prepared(*args, until_read=words is not None)
+        except AspError as error:
+            build = self.builds.reading(listing.key) if error.message == INDEXING else None
+            if build is None or words is None:
+                raise
+            answered = canonical_json([baseline, request.verb, request.answer_params()])
+            if self.answers.get(answered) is not None:  # another page of an early answer
+                return Prepared(PythonIndex({}, {}), build.tree, [], False), baseline, None
+            graph = functools.partial(self._graph, request)
+            found = await anyio.to_thread.run_sync(early_answer, self.engine, build, words, graph)
+            if found is not None:
+                return found[0], baseline, found[1]
+            left = max(0.0, deadline - anyio.current_time())
+            prepared = await self.builds.prepared(*args, wait=left)
+        return prepared, baseline, None
 
     # -- verbs ------------------------------------------------------------------------------
     async def _one_file(
@@ -234,17 +256,19 @@ class PythonInspectProvider(ProviderRuntime):
     async def _answer(self, request: InspectRequest, call: Call) -> dict[str, Any]:
         """The page of the whole answer that `offset` / `pageBytes` select (see pyindex/paging)."""
         try:
-            prepared, baseline = await self._prepare(call, request)
+            prepared, baseline, scoped = await self._prepare(call, request)
             early = False
         except AspError as error:
             found = await self._one_file(call, request) if error.message == INDEXING else None
             if found is None:
                 raise
-            (prepared, baseline), early = found, True
+            (prepared, baseline), early, scoped = found, True, None
         key = canonical_json([baseline, request.verb, request.answer_params()])
         lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
         cached = self.answers.get(key) if not early else None
-        if cached is None and early:
+        if cached is None and scoped is not None:
+            cached = self.answers.put(key, scoped, lists)
+        elif cached is None and early:
             cached = (whole := self._graph(request, prepared)), measure(whole, lists)
         elif cached is None:
             if request.verb == "impact":
@@ -343,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="test only: the build starts after this many queries asked for it",
     )
+    parser.add_argument(
+        "--hold-build-index",
+        action="store_true",
+        help="test only: a build reads and parses its tree but never indexes it",
+    )
     parser.add_argument("--read-batch", type=int, default=READ_BATCH, help="blobs per readBlob")
     parser.add_argument(
         "--cache-dir",
@@ -363,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         read_batch=max(1, min(READ_BATCH, args.read_batch)),
         cache_dir=args.cache_dir,
         cache_max_bytes=max(1, args.cache_max_mb) * 1024 * 1024,
+        hold_index=args.hold_build_index,
     )
     return run_stdio(provider)
 

@@ -161,3 +161,40 @@ async def test_facts_parsed_in_worker_processes_are_the_facts_parsed_here(
     assert engine.stats["parsed"] == len(content) and len(pools) == 1
     for blob, data in content.items():  # as entries: `global` names are not kept in them
         assert got[blob] == decode(blob, encode(parse_facts(blob, data)))
+
+
+@pytest.mark.anyio
+async def test_blobs_asked_for_first_are_parsed_first_into_the_same_facts() -> None:
+    content = {blob_id(d): d for d in generated_tree(2 * MIN_POOL_BLOBS).values()}
+    blobs = list(content)
+    wanted = set(blobs[-12:])  # in the last chunk sent to the workers
+    engine = InspectEngine()
+    fresh: list[ModuleFacts] = []
+    done: list[int] = []
+    seen = reading.Seen()
+    asked: list[bool] = []
+
+    async def ask() -> None:
+        await seen.read.wait()  # every batch read, most chunks not parsed yet
+        assert seen.prioritize is not None and seen.data.keys() == content.keys()
+        seen.prioritize(wanted)
+        asked.append(True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask)
+        got = await read_facts(
+            engine,
+            Host(content),  # type: ignore[arg-type]
+            blobs,
+            done.append,
+            64,
+            2,
+            fresh=fresh,
+            seen=seen,
+        )
+    order = [facts.blob for facts in fresh]
+    assert asked and sorted(order) == sorted(content) and sum(done) == len(content)
+    assert max(order.index(blob) for blob in wanted) < len(order) - 100
+    assert seen.prioritize is None and seen.cached == 0 and not seen.refused
+    for blob, data in content.items():
+        assert got[blob] == decode(blob, encode(parse_facts(blob, data)))

@@ -33,7 +33,7 @@ from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.indexcache import load_links, store_links
 from reference_host.providers.pyindex.linking import Links
-from reference_host.providers.pyindex.reading import PARSE_WORKERS, READ_BATCH, read_facts
+from reference_host.providers.pyindex.reading import PARSE_WORKERS, READ_BATCH, Seen, read_facts
 
 log = logging.getLogger("asp.python-inspect.build")
 
@@ -66,6 +66,18 @@ def collector_paused() -> Iterator[None]:
             gc.freeze()
             gc.enable()
             release_free_memory()
+
+
+async def _first(one: anyio.Event, other: anyio.Event) -> None:
+    """Wait until either event is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(wait, one)
+        tg.start_soon(wait, other)
 
 
 class Prepared:
@@ -113,6 +125,12 @@ class Build:
         self.error: AspError | None = None
         self.fresh: list[ModuleFacts] = []  # parsed by this build, not yet in the persistent cache
         self.fresh_links: tuple[str, Links] | None = None  # resolved by it, likewise
+        self.seen = Seen()  # what its reads delivered (early answers, early.py)
+        # whether the persistent cache held no resolved index of the whole tree when the build
+        # started (None: not looked yet); the build then resolves it without looking again, so
+        # an early answer knows the index will not come from the cache
+        self.index_uncached: bool | None = None
+        self.part: Any = None  # early.Part, made by the first early answer
 
     def advance(self, size: int) -> None:
         """*size* more blobs read (parsed, loaded from the cache, or refused)."""
@@ -138,8 +156,10 @@ class Builds:
         hold_requests: int = 0,
         read_batch: int = READ_BATCH,
         cache: FactCache | None = None,
+        hold_index: bool = False,
     ) -> None:
         self.engine = engine
+        self.hold_index = hold_index  # test-only: a build never gets past reading its tree
         self.cache = cache
         self.wait = wait
         self.read_batch = read_batch
@@ -157,6 +177,17 @@ class Builds:
         self._tg = tg
         self._callbacks = callbacks
 
+    def reading(self, key: str) -> Build | None:
+        """The running build of *key* once it has read every blob of its tree, none refused,
+        none left unread and no resolved index in the cache: what an early answer needs."""
+        build = self._builds.get(key)
+        if build is None or build.done.is_set() or not build.seen.read.is_set():
+            return None
+        seen = build.seen
+        if seen.refused or seen.unread or build.index_uncached is not True:
+            return None
+        return build
+
     def finished(self, key: str) -> Prepared | None:
         build = self._builds.get(key)
         if build is not None and build.prepared is not None:
@@ -171,9 +202,13 @@ class Builds:
         truncated: bool,
         report: Callable[[int, str], Any],
         unnamable: tuple[str, ...] = (),
+        *,
+        until_read: bool = False,
+        wait: float | None = None,
     ) -> Prepared:
-        """The finished index of *tree*, waiting at most `wait` seconds for a running build; raises
-        the retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
+        """The finished index of *tree*, waiting at most `wait` seconds (or *wait*) for a running
+        build, and with *until_read* no longer than until it has read its tree; raises the
+        retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
         build = self._builds.get(key)
         if build is None or (build.done.is_set() and build.prepared is None):
             build = Build(tree, truncated, unnamable)
@@ -188,10 +223,13 @@ class Builds:
             if self._asked >= self._hold_requests:
                 self._released.set()
             await report(*build.progress())
-            with anyio.move_on_after(self.wait):
+            with anyio.move_on_after(self.wait if wait is None else wait):
                 while not build.done.is_set():
+                    if until_read and self.reading(key) is build:
+                        break
+                    early = until_read and not build.seen.read.is_set()
                     with anyio.move_on_after(0.5):
-                        await build.done.wait()
+                        await _first(build.done, build.seen.read if early else build.done)
                     if not build.done.is_set():
                         await report(*build.progress())
         if build.prepared is not None:
@@ -208,6 +246,8 @@ class Builds:
             with collector_paused():
                 build.prepared = await self._build(build)
             build.done.set()  # answer from it now; the cache is written behind
+            build.seen.release()
+            build.part = None
             if self.cache is not None and build.fresh:
                 fresh = [f for f in build.fresh if f.error != TOO_LARGE]
                 build.fresh = []
@@ -234,11 +274,16 @@ class Builds:
             )
         finally:
             build.done.set()
+            build.seen.release()
+            build.part = None
 
     async def _build(self, build: Build) -> Prepared:
         assert self._callbacks is not None
         callbacks = self._callbacks()
-        hits = self.engine.stats["cacheHits"]
+        whole_key = self.engine.tree_key(build.tree)
+        build.index_uncached = self.cache is None or not await anyio.to_thread.run_sync(
+            self.cache.holds_index, whole_key
+        )
         facts = await read_facts(
             self.engine,
             callbacks,
@@ -248,14 +293,18 @@ class Builds:
             PARSE_WORKERS,
             self.cache,
             build.fresh,
+            build.seen,
         )
+        if self.hold_index:
+            await anyio.sleep_forever()
         readable = {p: b for p, b in build.tree.items() if b in facts}
         unreadable = sorted(set(build.tree) - set(readable))
         build.parsed = build.total
         loaded: list[bool] = []
 
         def cached(key: str) -> Links | None:
-            links = load_links(self.cache, key) if self.cache is not None else None
+            looked = self.cache is not None and not (key == whole_key and build.index_uncached)
+            links = load_links(self.cache, key) if self.cache is not None and looked else None
             loaded.append(links is not None)
             return links
 
@@ -263,7 +312,7 @@ class Builds:
         if loaded == [False]:  # resolved here: kept for the next provider, behind the answer
             build.fresh_links = (self.engine.tree_key(readable), index.links)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
-        hits = self.engine.stats["cacheHits"] - hits
+        hits = build.seen.cached
         return Prepared(
             index, readable, unreadable, build.truncated, hits, loaded == [True], build.unnamable
         )

@@ -236,6 +236,11 @@ class FactCache:
             return None
         return self.index_dir / (hexdigest + INDEX_SUFFIX)
 
+    def holds_index(self, key: str) -> bool:
+        """Whether an index entry of tree *key* exists (sound or not: reading it tells)."""
+        path = self.index_path(key)
+        return path is not None and path.is_file()
+
     def read_index(self, key: str) -> bytes | None:
         """The bytes of a tree's index entry (a use: its mtime is touched), or None."""
         path = self.index_path(key)

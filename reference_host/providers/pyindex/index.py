@@ -58,19 +58,11 @@ class PythonIndex:
         self.by_name: dict[str, list[str]] = defaultdict(list)
         self._defs: dict[str, tuple[FileEntry, DefFact]] = {}
         for path in sorted(files):
-            blob, facts = files[path]
-            entry = FileEntry(path, blob, facts, names.get(path), is_test_path(path))
-            entry.defs_by_qual = {d.qualname: d for d in facts.defs}
-            entry.has_star = any(i.name == "*" and i.scope == 0 for i in facts.imports)
-            self.files[path] = entry
+            entry = self.hold(path, *files[path], names.get(path))
             if entry.name is not None:
                 self.modules[entry.name.primary].append((path, True))
                 for alias in entry.name.aliases:
                     self.modules[alias].append((path, False))
-            for d in facts.defs:
-                ident = def_id(path, d.qualname)
-                self.by_name[d.name].append(ident)
-                self._defs.setdefault(ident, (entry, entry.defs_by_qual[d.qualname]))
         self._member_memo: dict[tuple[str, str], Target | None] = {}
         self._attr_memo: dict[tuple[str, str], Target | None] = {}
         self._bases_memo: dict[str, list[str]] = {}
@@ -90,6 +82,18 @@ class PythonIndex:
         if links is None:
             link_files(self, list(self.files.values()), cores)
             self.forget_resolutions()
+
+    def hold(self, path: str, blob: str, facts: ModuleFacts, name: ModuleName | None) -> FileEntry:
+        """Add one file's entry and definitions (not its module name: see `modules`)."""
+        entry = FileEntry(path, blob, facts, name, is_test_path(path))
+        entry.defs_by_qual = {d.qualname: d for d in facts.defs}
+        entry.has_star = any(i.name == "*" and i.scope == 0 for i in facts.imports)
+        self.files[path] = entry
+        for d in facts.defs:
+            ident = def_id(path, d.qualname)
+            self.by_name[d.name].append(ident)
+            self._defs.setdefault(ident, (entry, entry.defs_by_qual[d.qualname]))
+        return entry
 
     def forget_resolutions(self) -> None:
         """Drop the resolution memos the build filled (about 9 MiB on Django): the tables hold

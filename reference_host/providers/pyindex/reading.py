@@ -20,6 +20,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ProcessPoolExecutor
 
 import anyio
@@ -59,6 +60,25 @@ def chunks(served: dict[str, bytes]) -> list[list[tuple[str, bytes]]]:
     return out
 
 
+class Seen:
+    """What one build's reads delivered, for answers before its index is done (early.py): the
+    bytes of every blob read (kept until the build ends), the refused ones, how many had facts in
+    the persistent cache, how many were not read at all (their facts already in memory)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.refused: set[str] = set()
+        self.cached = 0
+        self.unread = 0
+        self.read = anyio.Event()  # every batch has arrived (and its cached facts are counted)
+        # while the parse workers have chunks not yet started: have these blobs parsed first
+        # (called in the event loop's thread)
+        self.prioritize: Callable[[AbstractSet[str]], None] | None = None
+
+    def release(self) -> None:
+        self.data = {}
+
+
 class _Ahead:
     """One batch being read in the background: its result, or the exception the read raised."""
 
@@ -92,6 +112,7 @@ async def read_facts(
     workers: int = 0,
     cache: FactCache | None = None,
     fresh: list[ModuleFacts] | None = None,
+    seen: Seen | None = None,
 ) -> dict[str, ModuleFacts]:
     """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
 
@@ -99,7 +120,7 @@ async def read_facts(
     *cache* when it holds them, else from a parse, which is appended to *fresh* (for the caller to
     store). With *workers* > 1 and enough blobs to parse, parsing runs in that many worker
     processes (the bytes travel to them from this process; they read nothing themselves).
-    *advance* is told how many more blobs are done as they are.
+    *advance* is told how many more blobs are done as they are; *seen* is told what was read.
     """
     out: dict[str, ModuleFacts] = {}
     wanted = []
@@ -115,16 +136,39 @@ async def read_facts(
             advance(size)
 
     step(len(out))
+    if seen is not None:
+        seen.unread = len(out)
     starts = list(range(0, len(wanted), batch))
     if not starts:
         return out
     pooled = workers > 1 and len(wanted) >= MIN_POOL_BLOBS
     pool: ProcessPoolExecutor | None = None
     pending: list[Future[list[tuple[str, bytes]]]] = []
+    parts: dict[Future[list[tuple[str, bytes]]], list[tuple[str, bytes]]] = {}
 
     def counted(size: int, future: Future[list[tuple[str, bytes]]]) -> None:
-        if not future.exception():
+        if not future.cancelled() and not future.exception():
             step(size)
+
+    def submit(part: list[tuple[str, bytes]]) -> None:
+        assert pool is not None
+        future = pool.submit(parse_chunk, part, engine.max_file_bytes)
+        future.add_done_callback(functools.partial(counted, len(part)))
+        parts[future] = part
+        pending.append(future)
+
+    def prioritize(blobs: AbstractSet[str]) -> None:
+        """Send the chunks not yet started again, those holding *blobs* first: the same blobs
+        are parsed into the same facts, in another order (early.py waits for these)."""
+        waiting = [future for future in pending if future.cancel()]
+        if not waiting:
+            return
+        pending[:] = [future for future in pending if not future.cancelled()]
+        items = [item for future in waiting for item in parts.pop(future)]
+        first = dict(item for item in items if item[0] in blobs)
+        rest = dict(item for item in items if item[0] not in blobs)
+        for part in [*chunks(first), *chunks(rest)]:
+            submit(part)
 
     def adopt(entries: list[tuple[str, bytes]]) -> None:
         for facts in unpack_chunk(entries):
@@ -135,7 +179,9 @@ async def read_facts(
     async def harvest(everything: bool) -> None:
         """Unpack the chunks the workers finished (all of them, waiting, when *everything*)."""
         while pending and (everything or pending[0].done()):
-            entries = await anyio.to_thread.run_sync(pending.pop(0).result)
+            future = pending.pop(0)
+            parts.pop(future, None)
+            entries = await anyio.to_thread.run_sync(future.result)
             await anyio.to_thread.run_sync(adopt, entries)
 
     failed: Exception | None = None
@@ -152,18 +198,25 @@ async def read_facts(
                     if refused:
                         log.info("host refused %d blob(s)", len(refused))
                     step(len(refused))
+                    if seen is not None:
+                        seen.data.update(served)
+                        seen.refused.update(refused)
                     if cache is not None and served:
                         held = await anyio.to_thread.run_sync(cache.load_many, list(served))
                         for blob, facts in held.items():
                             out[blob] = engine.add_cached(facts)
                             del served[blob]
                         step(len(held))
+                        if seen is not None:
+                            seen.cached += len(held)
                     if pool is None and pooled and len(served) >= POOL_CHUNK:
                         pool = ProcessPoolExecutor(
                             workers,
                             mp_context=multiprocessing.get_context("fork"),
                             initializer=gc.disable,
                         )
+                        if seen is not None:
+                            seen.prioritize = prioritize
                     if pool is None:
                         parsed = await anyio.to_thread.run_sync(
                             lambda s=served: {b: engine.add_blob(b, d) for b, d in s.items()}  # type: ignore[misc]
@@ -174,10 +227,10 @@ async def read_facts(
                         step(len(served))
                         continue
                     for part in chunks(served):
-                        future = pool.submit(parse_chunk, part, engine.max_file_bytes)
-                        future.add_done_callback(functools.partial(counted, len(part)))
-                        pending.append(future)
+                        submit(part)
                     await harvest(False)
+                if seen is not None:
+                    seen.read.set()
             except Exception as exc:  # raised below, as itself (not in an exception group)
                 failed = exc
                 tg.cancel_scope.cancel()
@@ -185,6 +238,8 @@ async def read_facts(
             raise failed
         await harvest(True)
     finally:
+        if seen is not None:
+            seen.prioritize = None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
     return out
