@@ -23,7 +23,13 @@ from reference_host.repo.gitstatus import STATUS_ARGS, NeedsReading
 from reference_host.repo.workfiles import RACY_NS
 from reference_host.repo.workspace import Workspace, WorkTreeState
 from reference_host.status import results
-from reference_host.status.results import host_status, status_like_async
+from reference_host.status.results import (
+    StatusLike,
+    host_authority_status,
+    host_capabilities,
+    host_status,
+    status_like_async,
+)
 from reference_host.status.snapshot import Snapshot, snapshot_async
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
@@ -176,8 +182,9 @@ def _unstamped(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "receipt": receipt}
 
 
-def test_a_drafted_status_is_what_building_it_after_git_gives_but_its_stamps(
-    tmp_path: Path, settled: None
+@pytest.mark.parametrize("fn", [host_status, host_capabilities, host_authority_status])
+def test_a_drafted_answer_is_what_building_it_after_git_gives_but_its_stamps(
+    tmp_path: Path, settled: None, fn: StatusLike
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
@@ -185,13 +192,13 @@ def test_a_drafted_status_is_what_building_it_after_git_gives_but_its_stamps(
     ctx = build_context(repo, None, "advisory")
 
     async def both() -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        snap, drafted = await snapshot_async(ctx, lambda guess: host_status(ctx, {}, guess))
-        return drafted, host_status(ctx, {}, snap)
+        snap, drafted = await snapshot_async(ctx, lambda guess: fn(ctx, {}, guess))
+        return drafted, fn(ctx, {}, snap)
 
     assert anyio.run(both)[0] is None, "no earlier reading: nothing drafted"
     drafted, built = anyio.run(both)
     assert drafted is not None and _unstamped(drafted) == _unstamped(built)
-    assert drafted["workspace"]["baseline"]["dirty"]
+    assert drafted["receipt"]["baseline"]["dirty"]
 
 
 def test_the_drafted_receipt_is_stamped_when_git_has_answered(
