@@ -4,6 +4,8 @@ string with no UTF-8 form, which no provider request or answer could carry)."""
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -98,9 +100,13 @@ def _symbol(value: Any) -> dict[str, Any]:
 
 
 def provider_params(
-    request: dict[str, Any], baseline: dict[str, Any], index: dict[str, str]
+    request: dict[str, Any],
+    baseline: dict[str, Any],
+    index: dict[str, str],
+    ordered: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The provider's `sense/<verb>` params for an outer `request` (shapes of sense-requests.schema)."""
+    """The provider's `sense/<verb>` params for an outer `request` (shapes of sense-requests.schema);
+    *ordered* is `sorted(index)` when the caller keeps it (the snapshot does)."""
     verb = request["verb"]
     out: dict[str, Any] = {}
     if verb == "symbols":
@@ -111,7 +117,9 @@ def provider_params(
         if "kinds" in request:
             out["kinds"] = request["kinds"]
     elif verb == "impact":
-        out["changeset"] = _impact_changeset(request, baseline, index)
+        out["changeset"] = _impact_changeset(
+            request, baseline, index, sorted(index) if ordered is None else ordered
+        )
         out["scope"] = request.get("scope", "workspace")
     else:
         out["symbol"] = _symbol(request.get("symbol"))
@@ -124,8 +132,17 @@ def provider_params(
     return out
 
 
+def _under(ordered: Sequence[str], index: dict[str, str], wanted: str) -> list[str]:
+    """The paths of *ordered* (sorted) that are *wanted* or lie under it, in order: found by
+    bisection (a prefix's paths are contiguous), not by a scan of the whole snapshot per path."""
+    prefix = wanted + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, wanted + "0")  # "0" is the character after "/"
+    return ([wanted] if wanted in index else []) + list(ordered[start:end])
+
+
 def _impact_changeset(
-    request: dict[str, Any], baseline: dict[str, Any], index: dict[str, str]
+    request: dict[str, Any], baseline: dict[str, Any], index: dict[str, str], ordered: Sequence[str]
 ) -> dict[str, Any]:
     if "changeset" in request:
         try:
@@ -150,7 +167,7 @@ def _impact_changeset(
             wanted = validate_path(raw.rstrip("/"))
         except PathError as exc:
             raise _invalid("invalid path", str(exc)[:300]) from None
-        matched = [p for p in sorted(index) if p == wanted or p.startswith(wanted + "/")]
+        matched = _under(ordered, index, wanted)
         if not matched:
             raise _invalid("path is not in the baseline", wanted[:300])
         for path in matched:

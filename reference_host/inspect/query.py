@@ -99,7 +99,7 @@ async def query_inspect(
         stale = unusable
     question = question_digest(request, baseline)
     offset, bound = decode_cursor(request, question), page_bytes(request)
-    provider_request = provider_params(request, baseline, index) if fresh else {}
+    provider_request = provider_params(request, baseline, index, snap.ordered) if fresh else {}
     if fresh:
         provider_request["pageBytes"] = provider_page_bytes(bound)
         if offset:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import anyio
@@ -33,6 +34,11 @@ class Snapshot:
     blobs: frozenset[str]
     by_blob: dict[str, list[str]]
     left_out: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def ordered(self) -> list[str]:
+        """The index's paths sorted, once per snapshot (impact's `paths` are looked up in it)."""
+        return sorted(self.index)
 
 
 @dataclass

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from asp_protocol.canonical import blob_id
+from reference_host.providers.pyindex import diskcache
 from reference_host.providers.pyindex.diskcache import FORMAT, FactCache, decode, encode
-from reference_host.providers.pyindex.facts import parse_facts
+from reference_host.providers.pyindex.facts import ModuleFacts, parse_facts
 from tests.support.inspect_sample import SAMPLE
 
 
@@ -33,6 +36,27 @@ def test_entries_round_trip_exactly_and_are_found_after_a_new_instance(tmp_path:
     assert again.stats["hits"] == len(facts)
     other_build = FactCache(tmp_path / "cache", "build-2")
     assert other_build.load_many([f.blob for f in facts]) == {}  # another build never reads it
+
+
+def test_entries_already_made_are_written_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = sample_facts()
+    made = {f.blob: encode(f) for f in facts[1:]}  # as the parse workers send them
+    encoded: list[str] = []
+
+    def counted(item: ModuleFacts) -> bytes:
+        encoded.append(item.blob)
+        return encode(item)
+
+    monkeypatch.setattr(diskcache, "encode", counted)
+    cache = FactCache(tmp_path / "cache", "b")
+    assert cache.store_many(facts, made) == len(facts)
+    assert encoded == [facts[0].blob]  # only the one not already made
+    assert all(cache.entry_path(b).read_bytes() == data for b, data in made.items())  # type: ignore[union-attr]
+    assert FactCache(tmp_path / "cache", "b").load_many([f.blob for f in facts]) == {
+        f.blob: f for f in facts
+    }
 
 
 def test_unsound_entries_are_misses_and_removed(tmp_path: Path) -> None:

@@ -156,8 +156,20 @@ async def test_facts_parsed_in_worker_processes_are_the_facts_parsed_here(
     engine = InspectEngine()
     fresh: list[ModuleFacts] = []
     done: list[int] = []
-    got = await read_facts(engine, Host(content), list(content), done.append, 64, 2, fresh=fresh)  # type: ignore[arg-type]
+    made: dict[str, bytes] = {}
+    got = await read_facts(
+        engine,
+        Host(content),  # type: ignore[arg-type]
+        list(content),
+        done.append,
+        64,
+        2,
+        fresh=fresh,
+        encoded=made,
+    )
     assert len(got) == len(content) == len(fresh) and sum(done) == len(content)
+    # the workers' cache entries are kept for the cache, each decoding to what was adopted
+    assert set(made) == set(content) and all(decode(b, made[b]) == got[b] for b in content)
     assert engine.stats["parsed"] == len(content) and len(pools) == 1
     for blob, data in content.items():  # as entries: `global` names are not kept in them
         assert got[blob] == decode(blob, encode(parse_facts(blob, data)))

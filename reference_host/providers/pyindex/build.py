@@ -124,6 +124,7 @@ class Build:
         self.prepared: Prepared | None = None
         self.error: AspError | None = None
         self.fresh: list[ModuleFacts] = []  # parsed by this build, not yet in the persistent cache
+        self.encoded: dict[str, bytes] = {}  # their cache entries the parse workers already made
         self.fresh_links: tuple[str, Links] | None = None  # resolved by it, likewise
         self.seen = Seen()  # what its reads delivered (early answers, early.py)
         # whether the persistent cache held no resolved index of the whole tree when the build
@@ -250,8 +251,8 @@ class Builds:
             build.part = None
             if self.cache is not None and build.fresh:
                 fresh = [f for f in build.fresh if f.error != TOO_LARGE]
-                build.fresh = []
-                await anyio.to_thread.run_sync(self.cache.store_many, fresh)
+                encoded, build.fresh, build.encoded = build.encoded, [], {}
+                await anyio.to_thread.run_sync(self.cache.store_many, fresh, encoded)
             if self.cache is not None and build.fresh_links is not None:
                 (key, links), build.fresh_links = build.fresh_links, None
                 await anyio.to_thread.run_sync(store_links, self.cache, key, links)
@@ -294,6 +295,7 @@ class Builds:
             self.cache,
             build.fresh,
             build.seen,
+            build.encoded,
         )
         if self.hold_index:
             await anyio.sleep_forever()

@@ -24,7 +24,7 @@ import marshal
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
@@ -196,15 +196,19 @@ class FactCache:
             out[blob] = facts
         return out
 
-    def store_many(self, facts: Iterable[ModuleFacts]) -> int:
+    def store_many(
+        self, facts: Iterable[ModuleFacts], encoded: Mapping[str, bytes] | None = None
+    ) -> int:
         """Write entries for *facts* not yet held, then keep the cache within its bound;
-        OSErrors only make the cache hold less."""
+        OSErrors only make the cache hold less. *encoded* holds entries already made (by the
+        parse workers, `engine.parse_chunk`): written as they are, not encoded again."""
         stored = 0
         for item in facts:
             path = self.entry_path(item.blob)
             if path is None or path.exists():
                 continue
-            if not self.write_entry(path, encode(item)):
+            made = encoded.get(item.blob) if encoded is not None else None
+            if not self.write_entry(path, made if made is not None else encode(item)):
                 break
             stored += 1
         self.stats["stored"] += stored

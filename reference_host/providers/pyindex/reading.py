@@ -113,13 +113,16 @@ async def read_facts(
     cache: FactCache | None = None,
     fresh: list[ModuleFacts] | None = None,
     seen: Seen | None = None,
+    encoded: dict[str, bytes] | None = None,
 ) -> dict[str, ModuleFacts]:
     """Facts for *blobs*, reading the uncached ones in batches; refused blobs are just absent.
 
     Every blob not in memory is read from the host; its facts then come from the persistent
     *cache* when it holds them, else from a parse, which is appended to *fresh* (for the caller to
     store). With *workers* > 1 and enough blobs to parse, parsing runs in that many worker
-    processes (the bytes travel to them from this process; they read nothing themselves).
+    processes (the bytes travel to them from this process; they read nothing themselves), and
+    the cache entries they made are kept in *encoded* by blob (stored as they are, see
+    `FactCache.store_many`).
     *advance* is told how many more blobs are done as they are; *seen* is told what was read.
     """
     out: dict[str, ModuleFacts] = {}
@@ -171,10 +174,12 @@ async def read_facts(
             submit(part)
 
     def adopt(entries: list[tuple[str, bytes]]) -> None:
-        for facts in unpack_chunk(entries):
+        for (_blob, entry), facts in zip(entries, unpack_chunk(entries), strict=True):
             out[facts.blob] = engine.add_parsed(facts)
             if fresh is not None:
                 fresh.append(facts)
+                if encoded is not None:
+                    encoded[facts.blob] = entry
 
     async def harvest(everything: bool) -> None:
         """Unpack the chunks the workers finished (all of them, waiting, when *everything*)."""
