@@ -26,7 +26,6 @@ from reference_host.receipts import (
     ReceiptRequest,
     assurance_block,
     build_receipt,
-    iso_now,
 )
 from reference_host.status.snapshot import Snapshot, snapshot, snapshot_async
 
@@ -196,6 +195,6 @@ async def status_like_async(fn: StatusLike, ctx: HostContext, params: Any) -> di
     if drafted is None:
         return fn(ctx, params, snap)
     receipt = drafted["receipt"]
-    receipt["issuedAt"] = iso_now()
     receipt["timing"] = snap.clock.timing()
+    receipt["issuedAt"] = receipt["timing"]["endedAt"]  # one clock reading, not two
     return drafted
