@@ -15,7 +15,13 @@ The host reuses a file's digest while its stat is unchanged, but never a digest 
 therefore start once the 50 edits are older than that: the steady state of a client polling
 status. With `--status-touch`, a second row on the same repository and host rewrites one of the
 edited files (same size, new bytes) before every host call and every git call, so each call
-meets a file changed since the last one.
+meets a file changed since the last one, and a third adds a new file or removes it again before
+every call, so git's answer is never the last one.
+
+While git runs the host guesses the state from git's last answer (reference_host/repo/
+gitstatus.py): the steady and touched rows are answered from the guess (git's bytes are the same;
+the touched file is read again meanwhile), the added-or-removed row never is (its answer is
+read and the status built after git, the cost of a guess git does not confirm).
 
 Where the host's time goes, profiled on the 1,000-file repository: `host_status` called
 in-process under cProfile with a CPU clock (its git child's CPU is not the host's; the JSON-RPC
@@ -105,6 +111,19 @@ class Toucher:
         self.path.write_bytes(bytes(self.data))
 
 
+class Flipper:
+    """Adds a new file, or removes it again, before each call (the third `--status-touch` row)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self) -> None:
+        if self.path.exists():
+            self.path.unlink()
+        else:
+            self.path.write_text("NEW = 1\n")
+
+
 def _alternate(host: NdjsonHost, git: list[str], runs: int, before: Callable[[], None]) -> Row:
     host_ms: list[float] = []
     git_ms: list[float] = []
@@ -148,6 +167,10 @@ def one_size(size: int, changed: int, runs: int, touch: bool) -> dict[str, Row]:
             if touch:
                 first = next(iter(changed_files(repo_files(size), changed)))
                 rows["touched"] = _alternate(host, git, runs, Toucher(repo / first))
+                flipper = Flipper(repo / "pkg" / "added_or_removed.py")
+                rows["added or removed"] = _alternate(host, git, runs, flipper)
+                if flipper.path.exists():
+                    flipper.path.unlink()
         finally:
             code = host.stop()
         after = subprocess.run(["git", "status", "--porcelain=v2"], cwd=repo, capture_output=True)

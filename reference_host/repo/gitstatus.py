@@ -11,7 +11,8 @@ gives if it is byte for byte the last answer, with every path that answer named 
 now. A polled status usually gets the same answer, so the comparison — the host's largest part
 of a status — is done while git works instead of after it. The guess is the state only when
 git's answer turns out to be those bytes (`Guess.stdout`); otherwise it is dropped and the
-answer read as usual. Either way every file's bytes are looked at after the request arrived.
+answer read as usual, the files the guess read taken as it read them (`Guess.taken`). Either way
+every file's bytes are looked at after the request arrived.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, RunningGit
+from reference_host.repo.workfiles import Taken
 
 State = TypeVar("State")
 
@@ -43,10 +45,12 @@ STATUS_ARGS = (
 
 @dataclass(frozen=True)
 class Guess(Generic[State]):
-    """The state a `git status` answer of exactly `stdout` gives (files compared meanwhile)."""
+    """The state a `git status` answer of exactly `stdout` gives, and the identities of the
+    files it compared meanwhile (reused when git's answer is another: taken in this request)."""
 
     stdout: bytes
     state: State
+    taken: Taken
 
 
 class PendingState(Generic[State]):
@@ -58,7 +62,7 @@ class PendingState(Generic[State]):
         self,
         ready: State | None,
         running: RunningGit | None = None,
-        read: Callable[[GitResult, bool], State] | None = None,
+        read: Callable[[GitResult, bool, Taken], State] | None = None,
         guess: Callable[[], Guess[State] | None] | None = None,
     ) -> None:
         self._state = ready
@@ -94,7 +98,7 @@ class PendingState(Generic[State]):
             if guess is not None and answer.ok and answer.stdout == guess.stdout:
                 self._state = guess.state
             else:
-                self._state = self._read(answer, on_loop)
+                self._state = self._read(answer, on_loop, guess.taken if guess else {})
         return self._state
 
     def close(self) -> None:

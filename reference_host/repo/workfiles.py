@@ -90,6 +90,10 @@ def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, h
     return sha1, sha256
 
 
+#: Identities of work-tree files taken during one request (None: absent or unreadable).
+Taken = dict[str, FileHash | None]
+
+
 class _Entry(NamedTuple):
     full: str
     info: os.stat_result
@@ -187,19 +191,30 @@ class WorkFiles:
         return entries, uncarried
 
     def hash_all(
-        self, wanted: dict[str, bool], *, on_loop: bool = False
-    ) -> dict[str, FileHash | None] | None:
+        self,
+        wanted: dict[str, bool],
+        *,
+        on_loop: bool = False,
+        taken: Taken | None = None,
+    ) -> Taken | None:
         """`hash` of many paths (path -> with_sha1), each parent directory checked once.
 
         A status asks this for every changed path on every request, and nearly all of them are
         regular files whose digest is reused: that case is one lstat and a comparison here;
         anything else (no digest yet, a symlink, a racy digest, an error) goes through `hash`.
         With `on_loop` (the event loop may read a small file, never one of any size) a regular
-        file over `LOOP_READ_BYTES` to read makes the answer None."""
+        file over `LOOP_READ_BYTES` to read makes the answer None. *taken*: identities this
+        request already took (a status's guess while git ran), used as they are; the ones
+        taken here are added to it."""
         seen: dict[str, bool] = {}
         found: dict[str, FileHash | None] = {}
         prefix, cache, lstat = self._prefix, self._hashes, os.lstat
         for path, with_sha1 in wanted.items():
+            if taken is not None and path in taken:
+                earlier = taken[path]
+                if earlier is None or earlier.sha1 or not with_sha1:
+                    found[path] = earlier
+                    continue
             directory = path.rpartition("/")[0]
             inside = seen.get(directory)
             if inside is None:
@@ -225,6 +240,8 @@ class WorkFiles:
             if on_loop and stat.S_ISREG(info.st_mode) and info.st_size > LOOP_READ_BYTES:
                 return None
             found[path] = self.hash(path, with_sha1=with_sha1, seen=seen)
+        if taken is not None:
+            taken.update(found)
         return found
 
     def hash(

@@ -38,7 +38,7 @@ from reference_host.repo.gitstatus import (
     filtered_paths,
     parse_status,
 )
-from reference_host.repo.workfiles import MAX_BLOB_BYTES, WorkFiles, shown, uncarried_reason
+from reference_host.repo.workfiles import MAX_BLOB_BYTES, Taken, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
 #: Uploaded candidate blobs kept in memory; past this the oldest uploads are forgotten.
@@ -217,22 +217,25 @@ class Workspace:
         last = self._last
         if last is None or self.runner.filtered_drivers:
             return None
+        taken: Taken = {}
         try:
-            state = self._compare(last.tree, last.candidates, on_loop=True)
+            state = self._compare(last.tree, last.candidates, on_loop=True, taken=taken)
         except NeedsReading:
             return None
-        return gitstatus.Guess(last.stdout, last.state if state == last.state else state)
+        return gitstatus.Guess(last.stdout, last.state if state == last.state else state, taken)
 
     def _unusable_state(self, reason: str) -> WorkTreeState:
         return WorkTreeState(None, UNUSABLE_REV, {}, {}, unusable=reason)
 
-    def _git_state(self, status: GitResult, on_loop: bool = False) -> WorkTreeState:
+    def _git_state(
+        self, status: GitResult, on_loop: bool = False, taken: Taken | None = None
+    ) -> WorkTreeState:
         try:
-            return self._read_status(status, on_loop)
+            return self._read_status(status, on_loop, taken)
         except GitUnusable as exc:
             return self._unusable_state(exc.reason)
 
-    def _read_status(self, status: GitResult, on_loop: bool) -> WorkTreeState:
+    def _read_status(self, status: GitResult, on_loop: bool, taken: Taken | None) -> WorkTreeState:
         if not status.ok:
             raise GitUnusable(status.reason())
         commit, candidates = parse_status(status.stdout)
@@ -241,13 +244,13 @@ class Workspace:
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(filtered_paths(self.runner, self.tree_entries(tree), candidates))
-            return self._compare(tree, candidates, on_loop)
-        state = self._compare(tree, candidates, on_loop)
+            return self._compare(tree, candidates, on_loop, dict(taken or {}))
+        state = self._compare(tree, candidates, on_loop, dict(taken or {}))
         self._last = _Reading(status.stdout, tree, candidates, state)
         return state
 
     def _compare(
-        self, tree: str, candidates: dict[str, str | None], on_loop: bool = False
+        self, tree: str, candidates: dict[str, str | None], on_loop: bool, taken: Taken | None
     ) -> WorkTreeState:
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
@@ -261,7 +264,7 @@ class Workspace:
             else:
                 carried[path] = head
         wanted = {path: head is not None for path, head in carried.items()}
-        hashes = self.files.hash_all(wanted, on_loop=on_loop)
+        hashes = self.files.hash_all(wanted, on_loop=on_loop, taken=taken)
         if hashes is None:
             raise NeedsReading
         for path, head in carried.items():

@@ -243,3 +243,38 @@ def test_a_draft_from_a_guess_git_did_not_confirm_is_built_again(
     assert len(built) == 2, "drafted from the guess, then built from git's new answer"
     assert changed["workspace"]["baseline"]["dirty"] and built[0].state is not built[1].state
     assert changed["receipt"]["baseline"] == changed["workspace"]["baseline"]
+
+
+def test_a_dropped_guess_lends_the_files_it_read_to_the_new_answer(
+    tmp_path: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guess's file readings were taken in this request: when git answers something else,
+    only the paths the guess did not read are looked at again."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
+    write_files(repo, {"a.py": "x = 2\n", "b.py": "y = 2\n"})
+    workspace = Workspace(repo)
+    _read(workspace)
+    _read(workspace)
+    (repo / "c.py").write_text("z = 1\n")
+    looked_at: list[str] = []
+    real_lstat = os.lstat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if str(path).endswith(".py"):
+            looked_at.append(Path(path).name)
+        return real_lstat(path, *args, **kwargs)
+
+    async def main() -> WorkTreeState:
+        pending = workspace.start_state()
+        try:
+            assert pending.guess() is not None
+            await pending.answered()
+            with monkeypatch.context() as patch:
+                patch.setattr(os, "lstat", counting)
+                return pending.result(on_loop=True)
+        finally:
+            pending.close()
+
+    state = anyio.run(main)
+    assert set(state.differing) == {"a.py", "b.py", "c.py"}
+    assert set(looked_at) == {"c.py"}, "a.py and b.py were read while git ran"
