@@ -17,6 +17,7 @@ from asp_protocol.errors import AspError
 from asp_protocol.framing import compact_json
 from reference_host.inspect.paging import DEFAULT_PAGE_BYTES, provider_page_bytes
 from reference_host.inspect.query import query_inspect
+from reference_host.providers.pyindex.paging import IMPACT_LISTS, item_paths, measure
 from tests.host.test_inspect_host import RESULT, host, request
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo
@@ -90,3 +91,23 @@ async def test_a_request_string_without_utf8_form_is_an_input_error(tmp_path: Pa
             compact_json(refused.value.to_wire())  # the refusal itself can be written
         after = await query_inspect(ctx, request("symbols", query="*"))
         assert after["coverage"]["exhaustive"] is True and len(only(after)["nodes"]) == 6
+
+
+def test_item_measures_are_each_items_bytes_and_files() -> None:
+    answer = {
+        "impactedNodes": [
+            {"id": f"{WIDE}.py", "location": {"path": f"{WIDE}.py"}},
+            {"id": "b", "location": {"path": "b.py", "range": {}}},
+            {"id": "odd", "location": "nowhere"},
+        ],
+        "impactedFiles": [f"{WIDE}.py", "b.py"],
+        "edges": [{"kind": "calls", "from": "a", "to": "b"}],
+    }
+    measured = measure(answer, IMPACT_LISTS)
+    for name in IMPACT_LISTS:
+        assert [size for size, _files in measured[name]] == [
+            len(compact_json(item)) for item in answer[name]
+        ]
+        assert [files for _size, files in measured[name]] == [
+            frozenset(item_paths({name: [item]}, (name,))) for item in answer[name]
+        ]

@@ -35,12 +35,32 @@ Measures = dict[str, list[tuple[int, frozenset[str]]]]
 
 
 def measure(answer: dict[str, Any], lists: tuple[str, ...]) -> Measures:
-    """Each list item's size and files, once per whole answer (a page then only adds them up)."""
+    """Each list item's size and files, once per whole answer (a page then only adds them up);
+    items drawn from one file share one set."""
+    shared: dict[str, frozenset[str]] = {}
     return {
-        name: [(_size(item), frozenset(item_paths({name: [item]}, (name,)))) for item in items]
+        name: [(_size(item), _files(item, shared)) for item in items]
         for name in lists
         if isinstance(items := answer.get(name, []), list)
     }
+
+
+_NO_FILES: frozenset[str] = frozenset()
+
+
+def _files(item: Any, shared: dict[str, frozenset[str]]) -> frozenset[str]:
+    """What `item_paths` finds in one list item: its location's path, or itself when a path."""
+    if isinstance(item, dict):
+        location = item.get("location")
+        path = location.get("path") if isinstance(location, dict) else None
+    else:
+        path = item
+    if not isinstance(path, str):
+        return _NO_FILES
+    found = shared.get(path)
+    if found is None:
+        found = shared[path] = frozenset((path,))
+    return found
 
 
 def cut(
