@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--status-touch",
         action="store_true",
-        help="with --status-vs-git: also a row where a file changes before every call",
+        help="with --status-vs-git: also a row where a file is rewritten before every call, and "
+        "one where a file is added or removed (git's answer is never the last one)",
     )
     args = parser.parse_args(argv)
     if args.status_vs_git:
