@@ -4,6 +4,7 @@ counts, data), and where it cannot establish that it gives nothing instead of an
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,7 +22,7 @@ from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.indexcache import store_links
 from reference_host.providers.pyindex.linking import Links
-from reference_host.providers.pyindex.words import Texts, searchable
+from reference_host.providers.pyindex.words import Packed, Texts, searchable
 
 TREE: dict[str, str] = {
     "pkg/__init__.py": (
@@ -76,6 +77,12 @@ BYTES = {
 }
 
 
+def packed(data: dict[str, bytes]) -> Packed:
+    out = Packed()
+    out.add(data)
+    return out
+
+
 def _run(verb: str, params: dict[str, Any], index: PythonIndex) -> dict[str, Any]:
     if verb == "symbols":
         return queries.symbols(index, params["query"], params.get("kinds"), 1000)[0]
@@ -91,7 +98,7 @@ def _both(
     """(the whole index's answer, the scoped one or None) as canonical JSON, and the part used."""
     full = InspectEngine().index_sources(files)
     tree = {path: blob_id(data) for path, data in files.items()}
-    part = Part(InspectEngine(), tree, {blob_id(d): d for d in files.values()})
+    part = Part(InspectEngine(), tree, packed({blob_id(d): d for d in files.values()}))
     words = seeds(verb, params, tree)
     got = None
     if words is not None:  # a small tree: any share of it may be the part
@@ -201,24 +208,29 @@ def test_a_blob_whose_bytes_do_not_match_its_id_gives_no_scoped_answer() -> None
     tree = {path: blob_id(data) for path, data in BYTES.items()}
     data = {blob_id(d): d for d in BYTES.values()}
     data[tree["pkg/util.py"]] = b"def run(v):\n    return v\n"
-    part = Part(InspectEngine(), tree, data)
+    part = Part(InspectEngine(), tree, packed(data))
     params = {"symbol": {"id": "pkg/util.py::run"}}
     assert scoped_answer(part, {"run"}, lambda ix: _run("references", params, ix), 1 << 30) is None
 
 
 def test_a_part_over_the_size_bound_gives_no_scoped_answer() -> None:
     tree = {path: blob_id(data) for path, data in BYTES.items()}
-    part = Part(InspectEngine(), tree, {blob_id(d): d for d in BYTES.values()})
+    part = Part(InspectEngine(), tree, packed({blob_id(d): d for d in BYTES.values()}))
     params = {"symbol": {"id": "pkg/core.py::Engine"}}
     answer = scoped_answer(part, {"Engine"}, lambda ix: _run("references", params, ix), 64)
     assert answer is None
 
 
 def test_words_are_found_as_python_reads_identifiers() -> None:
-    texts = Texts({"a": "x = h\u1d49lper\n".encode(), "b": b"helpers = 1\n", "c": b"\xff\xfe"})
+    texts = Texts(packed({"b": b"helpers = 1\n", "a": "x = h\u1d49lper\n".encode()}))
+    texts.data.add({"c": b"\xff\xfe", "d": b"help = helper_x + helper"})
     assert texts.holds("a", "helper")  # NFKC
     assert not texts.holds("b", "helper")  # a longer word
     assert texts.holds("c", "helper")  # cannot be decoded: may hold anything
+    assert texts.holds("d", "helper") and not texts.holds("d", "help_")  # inside one buffer
+    assert not texts.holds("b", "x") and texts.size("d") == 24
+    texts.data.add({"e": b""})
+    assert not texts.holds("e", "helper") and texts.data["e"] == b"" and texts.size("e") == 0
     assert searchable("# -*- coding: latin-1 -*-\nx = '\xe9'\n".encode("latin-1")) is not None
 
 
@@ -262,3 +274,20 @@ async def test_a_build_decides_once_whether_its_index_comes_from_the_cache(
         tg.cancel_scope.cancel()
     assert prepared.index_from_cache is False and prepared.from_cache == 0
     assert prepared.index.refs_to  # resolved here, not the planted empty tables
+
+
+def test_a_scoped_answer_leaves_no_reference_cycles() -> None:
+    """Builds run with the cyclic collector paused and freeze what exists after them, so a
+    scoped index caught in a cycle would stay in memory for good."""
+    tree = {path: blob_id(data) for path, data in BYTES.items()}
+    part = Part(InspectEngine(), tree, packed({blob_id(d): d for d in BYTES.values()}))
+    params = {"symbol": {"id": "pkg/core.py::Base.run"}}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(2):
+            answer = scoped_answer(part, {"run"}, lambda ix: _run("callers", params, ix), 1 << 30)
+            assert answer is not None
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -26,7 +26,7 @@ from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import ModuleName, module_names
 from reference_host.providers.pyindex.scoped import Missing, ScopedIndex, binding_names
-from reference_host.providers.pyindex.words import Texts
+from reference_host.providers.pyindex.words import Packed, Texts
 
 log = logging.getLogger("asp.python-inspect.early")
 
@@ -72,7 +72,7 @@ class Part:
         self,
         engine: InspectEngine,
         tree: dict[str, str],
-        data: Mapping[str, bytes],
+        data: Packed,
         ask: Callable[[set[str]], bool] | None = None,
     ) -> None:
         self.engine = engine
@@ -84,7 +84,7 @@ class Part:
         self.bindings: dict[str, list[tuple[str, str]]] = {}
         blobs = set(tree.values())
         self.sound = all(blob in data and blob_id(data[blob]) == blob for blob in blobs)
-        self.total_bytes = sum(len(data[blob]) for blob in blobs if blob in data)
+        self.total_bytes = sum(self.texts.size(blob) for blob in blobs if blob in data)
 
     def known(self, blob: str) -> ModuleFacts | None:
         return self.facts.get(blob) or self.engine.facts(blob)
@@ -175,7 +175,7 @@ def scoped_answer(
                 extra |= index.held() - linked
                 covered |= exc.names
                 continue
-            if index.impure:
+            if index.purity.impure:
                 log.info("scoped answer: a cycle or the depth bound was met")
                 return None
             log.info(

@@ -30,6 +30,7 @@ from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import InspectEngine, parse_chunk, unpack_chunk
 from reference_host.providers.pyindex.facts import ModuleFacts
+from reference_host.providers.pyindex.words import Packed
 
 log = logging.getLogger("asp.python-inspect.build")
 
@@ -66,7 +67,7 @@ class Seen:
     the persistent cache, how many were not read at all (their facts already in memory)."""
 
     def __init__(self) -> None:
-        self.data: dict[str, bytes] = {}
+        self.data = Packed()
         self.refused: set[str] = set()
         self.cached = 0
         self.unread = 0
@@ -76,7 +77,7 @@ class Seen:
         self.prioritize: Callable[[AbstractSet[str]], None] | None = None
 
     def release(self) -> None:
-        self.data = {}
+        self.data = Packed()
 
 
 class _Ahead:
@@ -204,7 +205,7 @@ async def read_facts(
                         log.info("host refused %d blob(s)", len(refused))
                     step(len(refused))
                     if seen is not None:
-                        seen.data.update(served)
+                        seen.data.add(served)
                         seen.refused.update(refused)
                     if cache is not None and served:
                         held = await anyio.to_thread.run_sync(cache.load_many, list(served))

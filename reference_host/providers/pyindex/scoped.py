@@ -14,11 +14,12 @@ facts, a definition in such a file, the references, definitions or unresolved us
 files it did not link, or any enumeration of the whole tree. The caller adds what was missing and
 tries again (early.py). Resolution memoizes with cycle guards and a depth bound, so a value met
 through a cycle or cut at the bound could depend on the order the whole build resolves in; a
-scoped index that met either is marked `impure` and its answer is not used.
+scoped index that met either is marked impure (`purity`) and its answer is not used.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
@@ -135,12 +136,23 @@ class _ByName(defaultdict[str, Any]):
         _everything()
 
 
+class Purity:
+    """Whether a scoped index met a cycle guard or the depth bound; its own object so that the
+    memos need no reference back to the index (a cycle: builds run with the collector paused,
+    and what it would have freed is then frozen for good)."""
+
+    __slots__ = ("impure",)
+
+    def __init__(self) -> None:
+        self.impure = False
+
+
 class _Memo(dict[Any, Any]):
     """A resolution memo that notices a lookup of a key still being resolved (a cycle guard)."""
 
-    def __init__(self, owner: ScopedIndex) -> None:
+    def __init__(self, seen: Purity) -> None:
         super().__init__()
-        self.owner = owner
+        self.seen = seen
         self.open: set[Any] = set()
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -153,12 +165,24 @@ class _Memo(dict[Any, Any]):
     def __contains__(self, key: object) -> bool:
         found = dict.__contains__(self, key)
         if found and key in self.open:
-            self.owner.impure = True
+            self.seen.impure = True
         return found
 
     def clear(self) -> None:
         self.open.clear()
         dict.clear(self)
+
+
+def node_name(names: dict[str, ModuleName], node_id: str) -> str:
+    """The identifier through which uses reach a node: a definition's own name, a module's
+    last dotted name (a path outside the module table: the whole tree would be needed)."""
+    path, qualname = split_id(node_id)
+    if qualname:
+        return qualname.rpartition(".")[2]
+    name = names.get(path)
+    if name is None:
+        _everything()
+    return name.primary.rpartition(".")[2]
 
 
 def binding_names(facts: ModuleFacts) -> Iterator[tuple[str, str]]:
@@ -206,7 +230,7 @@ class ScopedIndex(PythonIndex):
         covered: AbstractSet[str],
     ) -> None:
         super().__init__(held, names, links=Links())
-        self.impure = False
+        self.purity = Purity()
         self.covered = frozenset(covered)
         self._names = names
         # the module table of the whole tree, in the order the whole index makes it
@@ -219,21 +243,10 @@ class ScopedIndex(PythonIndex):
                     self.modules[alias].append((path, False))
         self.files = _Files(self.files, tree)
         self._defs = _Defs(self._defs, self.files)
-        self._member_memo = _Memo(self)
-        self._attr_memo = _Memo(self)
-        self._bases_memo = _Memo(self)
-        self.typed_memo = _Memo(self)
-
-    def node_name(self, node_id: str) -> str:
-        """The identifier through which uses reach a node: a definition's own name, a module's
-        last dotted name (a path outside the module table: the whole tree would be needed)."""
-        path, qualname = split_id(node_id)
-        if qualname:
-            return qualname.rpartition(".")[2]
-        name = self._names.get(path)
-        if name is None:
-            _everything()
-        return name.primary.rpartition(".")[2]
+        self._member_memo = _Memo(self.purity)
+        self._attr_memo = _Memo(self.purity)
+        self._bases_memo = _Memo(self.purity)
+        self.typed_memo = _Memo(self.purity)
 
     def link(
         self,
@@ -262,8 +275,9 @@ class ScopedIndex(PythonIndex):
                     self.settle(fetch, self.import_target, entry.path, binding, 0)
         for entry in entries:
             link_file(self, entry)
-        self.refs_to = _ByName(self.links.refs_to, self.covered, self.node_name)
-        self.refs_from = _ByName(self.links.refs_from, frozenset(), self.node_name)
+        name_of = functools.partial(node_name, self._names)  # not a bound method: no cycle
+        self.refs_to = _ByName(self.links.refs_to, self.covered, name_of)
+        self.refs_from = _ByName(self.links.refs_from, frozenset(), name_of)
         self.by_name = _ByName(self.by_name, self.covered, str)
         self.unresolved = _ByName(self.unresolved, self.covered, str)
         self.unresolved_at = _ByName(self.unresolved_at, self.covered, str)
@@ -292,22 +306,22 @@ class ScopedIndex(PythonIndex):
     # -- what could depend on the order of resolution ----------------------------------------
     def module_attr(self, path: str, attr: str, depth: int = 0) -> Target | None:
         if depth > _MAX_DEPTH and not dict.__contains__(self._attr_memo, (path, attr)):
-            self.impure = True
+            self.purity.impure = True
         return super().module_attr(path, attr, depth)
 
     def binding_target(self, path: str, scope: int, binding: Binding, depth: int) -> Target | None:
         if binding[0] in ("instance", "element") and depth >= _MAX_DEPTH:
-            self.impure = True
+            self.purity.impure = True
         return super().binding_target(path, scope, binding, depth)
 
     def attr_of(self, target: Target, attr: str, depth: int = 0) -> Target | None:
         if attr == CALL and depth + 1 > _MAX_DEPTH:
-            self.impure = True
+            self.purity.impure = True
         return super().attr_of(target, attr, depth)
 
     def _class_member(self, class_id: str, attr: str, seen: frozenset[str]) -> Target | None:
         if class_id in seen:
-            self.impure = True
+            self.purity.impure = True
         return super()._class_member(class_id, attr, seen)
 
 

@@ -11,25 +11,63 @@ is searched as its decoded, NFKC-normalized text; one that cannot be decoded hol
 from __future__ import annotations
 
 import io
+import mmap
 import tokenize
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
+_EMPTY = mmap.mmap(-1, 1)  # the buffer of empty blobs (a map cannot be empty)
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _has_word(text: bytes, word: bytes) -> bool:
-    """*word* in *text* with no ASCII identifier character right before or after it."""
-    at = text.find(word)
-    end = len(text)
+def _has_word(text: bytes | mmap.mmap, word: bytes, start: int = 0, end: int | None = None) -> bool:
+    """*word* in `text[start:end]` with no ASCII identifier character right before or after it."""
+    end = len(text) if end is None else end
+    at = text.find(word, start, end)
     while at >= 0:
         after = at + len(word)
-        if (at == 0 or text[at - 1] not in _WORD_BYTES) and (
+        if (at == start or text[at - 1] not in _WORD_BYTES) and (
             after >= end or text[after] not in _WORD_BYTES
         ):
             return True
-        at = text.find(word, at + 1)
+        at = text.find(word, at + 1, end)
     return False
+
+
+class Packed(Mapping[str, bytes]):
+    """Blobs' bytes kept packed, one anonymous memory map per batch read: a build keeps every
+    blob it read until it ends (for early answers), and a map is given back to the system whole
+    when freed, where thousands of separate blobs freed at the end of a build would leave holes
+    in the heap among the long-lived facts allocated meanwhile."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, tuple[mmap.mmap, int, int]] = {}
+
+    def add(self, served: Mapping[str, bytes]) -> None:
+        size = sum(len(data) for data in served.values())
+        if not size:
+            for blob in served:
+                self._at[blob] = (_EMPTY, 0, 0)
+            return
+        buffer, offset = mmap.mmap(-1, size), 0
+        for blob, data in served.items():
+            buffer.write(data)
+            self._at[blob] = (buffer, offset, offset + len(data))
+            offset += len(data)
+
+    def span(self, blob: str) -> tuple[mmap.mmap, int, int]:
+        """(buffer, start, end) of a blob's bytes."""
+        return self._at[blob]
+
+    def __getitem__(self, blob: str) -> bytes:
+        buffer, start, end = self._at[blob]
+        return buffer[start:end]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def searchable(data: bytes) -> bytes | None:
@@ -50,18 +88,24 @@ def searchable(data: bytes) -> bytes | None:
 class Texts:
     """The bytes of a tree's blobs (every one read by the build), searched by word."""
 
-    def __init__(self, data: Mapping[str, bytes]) -> None:
+    def __init__(self, data: Packed) -> None:
         self.data = data
-        self._forms: dict[str, bytes | None] = {}
+        self._forms: dict[str, bytes | None] = {}  # non-ASCII blobs: their searchable form
 
     def holds(self, blob: str, word: str) -> bool:
-        if blob not in self._forms:
-            self._forms[blob] = searchable(self.data[blob])
-        form = self._forms[blob]
-        return form is None or _has_word(form, word.encode("utf-8", "surrogatepass"))
+        encoded = word.encode("utf-8", "surrogatepass")
+        if blob in self._forms:
+            form = self._forms[blob]
+            return form is None or _has_word(form, encoded)
+        buffer, start, end = self.data.span(blob)
+        if not buffer[start:end].isascii():
+            self._forms[blob] = searchable(buffer[start:end])
+            return self.holds(blob, word)
+        return _has_word(buffer, encoded, start, end)
 
     def size(self, blob: str) -> int:
-        return len(self.data[blob])
+        _buffer, start, end = self.data.span(blob)
+        return end - start
 
     def files_with(self, tree: Mapping[str, str], words: Iterable[str]) -> set[str]:
         """The paths of *tree* whose blob may spell one of *words*."""
