@@ -16,7 +16,6 @@ import functools
 import logging
 import sys
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +37,13 @@ from reference_host.providers.memory import IdleTrimmer
 from reference_host.providers.pyindex import (
     ChangedFile,
     InspectEngine,
-    python_tree,
     queries,
 )
 from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.early import early_answer, seeds
-from reference_host.providers.pyindex.engine import BlobMismatch, named_tree
+from reference_host.providers.pyindex.engine import BlobMismatch, Listing
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import module_names
@@ -72,16 +70,6 @@ INSPECT_CAPABILITY: dict[str, Any] = {
     "graph": {"nodeKinds": NODE_KINDS, "edgeKinds": EDGE_KINDS},
 }
 MAX_CACHED_TREES = 8
-
-
-@dataclass(frozen=True)
-class Listing:
-    """A baseline's Python files as the host listed them (`_tree`), keyed for the build cache."""
-
-    key: str
-    tree: dict[str, str]
-    truncated: bool
-    unnamable: tuple[str, ...]  # listed paths with no UTF-8 form, left out (engine.named_tree)
 
 
 DEFAULT_WAIT_S = 3.0
@@ -188,8 +176,7 @@ class PythonInspectProvider(ProviderRuntime):
                 detail=f"workspace/listTree refused: {error.message[:200]}",
             ) from error
         entries = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
-        tree, unnamable = named_tree(python_tree(entries))
-        result = Listing(key, tree, listing.truncated, unnamable)
+        result = Listing.of(key, entries, listing.truncated)
         self._trees[key] = result
         while len(self._trees) > MAX_CACHED_TREES:
             self._trees.popitem(last=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol.canonical import blob_id, digest
@@ -54,6 +55,22 @@ def named_tree(entries: dict[str, str]) -> tuple[dict[str, str], tuple[str, ...]
 def python_tree(entries: Mapping[str, str]) -> dict[str, str]:
     """The Python part of a `{path: blob id}` listing, the only part the index depends on."""
     return {path: blob for path, blob in entries.items() if is_python_path(path)}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A baseline's Python files as the host listed them, keyed for the build cache."""
+
+    key: str
+    tree: dict[str, str]
+    truncated: bool
+    unnamable: tuple[str, ...]  # listed paths with no UTF-8 form, left out (`named_tree`)
+
+    @classmethod
+    def of(cls, key: str, entries: dict[str, str], truncated: bool) -> Listing:
+        """The listing of *entries* (every file the host listed: path -> blob id)."""
+        tree, unnamable = named_tree(python_tree(entries))
+        return cls(key, tree, truncated, unnamable)
 
 
 TOO_LARGE = "skipped: file too large"
