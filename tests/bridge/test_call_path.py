@@ -4,6 +4,7 @@ middleware router."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -50,6 +51,7 @@ def test_a_changed_result_goes_to_the_sdk_as_a_model() -> None:
     assert isinstance(result, WireResult) and result.wire() is not None
     assert result.model_copy(update={"is_error": True}).wire() is None
     assert result.model_copy(update={"structured_content": {"x": 1}}).wire() is None
+    assert result.model_copy().wire() is None and copy.deepcopy(result).wire() is None
     result.content.append(result.content[0])
     assert result.wire() is None
     assert WireResult(content=[]).wire() is None  # not built from parts at all
