@@ -19,7 +19,8 @@ same pydantic argument model their published input schema is generated from.
 
 What this handler does on each call: look the tool up in the server's tool manager (so
 `remove_tool` and the `tools` allow-list apply at once), validate the arguments, call the tool
-with a `Context` for this request, and hand the runner the result — a `WireResult`
+with a `Context` for this request (`_ToolContext`: the SDK's, with its request context
+read from a slot), and hand the runner the result — a `WireResult`
 (bridge/wire_result.py) as its wire form, so the SDK does not dump it again. Failures read as
 `MCPServer` words them (unknown tool, argument errors, a `ToolError`'s text, a crash's generic
 text; an `MCPError` stays a JSON-RPC error), so the label guard's readable, labelled refusal
@@ -32,7 +33,7 @@ the SDK's own `convert_result`, output check included.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, compose_tool_call_handler
@@ -52,6 +53,36 @@ from bridge.wire_result import WireResult
 
 log = logging.getLogger(__name__)
 TOOLS_CALL = "tools/call"
+
+
+class _ToolContext(Context[Any, Any]):
+    """The `Context` a tool gets, reading its request context from a slot.
+
+    The SDK keeps the request context in a pydantic private attribute, and a private attribute
+    is read through `BaseModel.__getattr__`, after a failed ordinary look-up (several
+    microseconds a read); a tool call reads it at least twice (the bridge's state, the progress
+    report). Everything else is `Context`'s own, built by its own constructor."""
+
+    __slots__ = ("_request",)
+
+    def __init__(
+        self,
+        request: ServerRequestContext[Any, Any],
+        server: MCPServer[Any],
+        params: CallToolRequestParams,
+    ) -> None:
+        super().__init__(
+            request_context=request,
+            mcp_server=server,
+            input_params=params,
+            subscriptions=server._subscriptions,
+        )
+        object.__setattr__(self, "_request", request)  # a slot: no pydantic hook on the way
+
+    @property
+    def request_context(self) -> ServerRequestContext[Any, Any]:
+        request = getattr(self, "_request", None)  # a copy has none: the SDK's attribute then
+        return cast(Any, request) if request is not None else super().request_context
 
 
 def _error(text: str) -> CallToolResult:
@@ -87,12 +118,7 @@ class ToolDispatch:
         if tool is None:
             return _error(f"Unknown tool: {name}")
         server = self._server
-        context: Context[Any, Any] = Context(
-            request_context=ctx,
-            mcp_server=server,
-            input_params=params,
-            subscriptions=server._subscriptions,
-        )
+        context: Context[Any, Any] = _ToolContext(ctx, server, params)
         if tool.resolved_params or not tool.is_async:  # resolvers, worker threads: the SDK's run
             return await self._sdk_run(tool, params, context)
         try:

@@ -61,7 +61,26 @@ async def _protocol_error(ctx: Context) -> Annotated[CallToolResult, Envelope]:
     raise MCPError(-32042, "a protocol-level refusal")
 
 
+async def _context_probe(ctx: Context) -> Annotated[CallToolResult, Envelope]:
+    """What the tool's `Context` answers, read directly and from a copy of it."""
+    state: BridgeRuntime = runtime(ctx)
+    request = ctx.request_context
+    copied = ctx.model_copy()
+    seen = {
+        "isContext": isinstance(ctx, Context),
+        "requestId": str(ctx.request_id),
+        "sameRequest": str(request.request_id) == ctx.request_id and request.session is ctx.session,
+        "state": request.lifespan_context is state,
+        "copySameRequest": copied.request_context is request,
+    }
+    await ctx.report_progress(1, 1, "probe")  # no progress token: a no-op, not an error
+    return label.success(
+        limits=state.limits, bridge_result=seen, **state.header("test_context", None, None, 0.0)
+    )
+
+
 EXTRA = (
+    ToolSpec("test_context", "context", "test context", _context_probe),
     ToolSpec("test_echo", "echo", "test echo", _echo),
     ToolSpec("test_tool_error", "tool error", "test tool error", _tool_error),
     ToolSpec("test_crash", "crash", "test crash", _crash),
@@ -93,6 +112,20 @@ async def test_calls_bypass_the_mcpserver_tool_layer(
         assert defaulted["bridgeResult"]["n"] == 7
         coerced = assert_labelled(await client.call_tool("test_echo", {"n": "3"}), is_error=False)
         assert coerced["bridgeResult"]["n"] == 3  # the same lax pydantic model as before
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_context_answers_as_the_sdks_own(tmp_path: Path, mode: str) -> None:
+    """The tool's `Context` (bridge/dispatch.py reads its request context from a slot) is a
+    `Context` whose request, session, request id and lifespan state are this request's, and a
+    copy of it answers the same."""
+    async with Client(_server(tmp_path), mode=mode) as client:  # type: ignore[arg-type]
+        seen = assert_labelled(await client.call_tool("test_context", {}), is_error=False)
+        seen_again = assert_labelled(await client.call_tool("test_context", {}), is_error=False)
+    probe = seen["bridgeResult"]
+    assert probe["isContext"] and probe["sameRequest"] and probe["state"]
+    assert probe["copySameRequest"]
+    assert probe["requestId"] != seen_again["bridgeResult"]["requestId"]
 
 
 @pytest.mark.parametrize("mode", MODES)
