@@ -291,3 +291,18 @@ def test_a_scoped_answer_leaves_no_reference_cycles() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_forked_child_sends_its_value_back_and_a_failed_one_gives_none() -> None:
+    from reference_host.providers.pyindex import early
+
+    assert early._in_child(lambda: ("answer", {"nodes": [1, "a"], "data": None})) == (
+        "answer",
+        {"nodes": [1, "a"], "data": None},
+    )
+
+    def fails() -> None:
+        raise RuntimeError("in the child")
+
+    assert early._in_child(fails) is None
+    assert early._in_child(lambda: object()) is None  # nothing marshal can send

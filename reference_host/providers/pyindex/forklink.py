@@ -72,7 +72,7 @@ def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> 
     started = time.monotonic()
     _link(index, first)
     grace = max(CHILD_GRACE_S, CHILD_GRACE_FACTOR * (time.monotonic() - started))
-    data = _answer_of(child, reader, grace)
+    data = child_output(child, reader, grace)
     part = decode(_PART, data) if data is not None else None
     if part is None:
         log.info("linking helper failed: linking its half in turn")
@@ -81,7 +81,7 @@ def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> 
         index.links.absorb(part)
 
 
-def _answer_of(child: int, reader: int, grace_s: float) -> bytes | None:
+def child_output(child: int, reader: int, grace_s: float) -> bytes | None:
     """Everything the child wrote, once it exited cleanly; None when it failed, or when it had
     not finished within *grace_s* (it is then killed). The child is always reaped."""
     chunks: list[bytes] = []
