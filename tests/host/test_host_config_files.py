@@ -43,7 +43,8 @@ def test_a_settled_file_is_read_once_a_racy_one_every_time(tmp_path: Path) -> No
     assert files.read(os.devnull) == b""
 
 
-def test_a_same_size_rewrite_with_its_mtime_put_back_is_seen(tmp_path: Path, settled: None) -> None:
+@pytest.mark.usefixtures("settled")
+def test_a_same_size_rewrite_with_its_mtime_put_back_is_seen(tmp_path: Path) -> None:
     path = tmp_path / "config"
     path.write_text("[a]\n\tb = 1\n")
     mtime = _age(path)
@@ -59,7 +60,8 @@ def test_a_same_size_rewrite_with_its_mtime_put_back_is_seen(tmp_path: Path, set
     assert files.read(str(path)) == b"[a]\n\tb = 1\n"
 
 
-def test_a_file_replaced_by_another_is_seen(tmp_path: Path, settled: None) -> None:
+@pytest.mark.usefixtures("settled")
+def test_a_file_replaced_by_another_is_seen(tmp_path: Path) -> None:
     path, other = tmp_path / "config", tmp_path / "other"
     path.write_text("[a]\n\tb = 1\n")
     other.write_text("[a]\n\tb = 2\n")
@@ -91,9 +93,8 @@ def test_on_a_coarse_clock_a_rewrite_in_the_same_tick_is_seen(
     assert files.read(str(path)) == b"[a]\n\tb = 2\n"
 
 
-def test_the_key_through_remembered_files_is_the_key_read_afresh(
-    tmp_path: Path, settled: None
-) -> None:
+@pytest.mark.usefixtures("settled")
+def test_the_key_through_remembered_files_is_the_key_read_afresh(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
     home = tmp_path / "home"
     home.mkdir()
@@ -107,9 +108,8 @@ def test_the_key_through_remembered_files_is_the_key_read_afresh(
     assert config_key(repo, env, system, files) is None
 
 
-def test_a_filter_written_over_a_settled_config_same_size_is_blanked(
-    tmp_path: Path, settled: None
-) -> None:
+@pytest.mark.usefixtures("settled")
+def test_a_filter_written_over_a_settled_config_same_size_is_blanked(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
     config = repo / ".git" / "config"
     original = config.read_bytes() + b"#" * 40 + b"\n"

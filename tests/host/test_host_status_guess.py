@@ -66,9 +66,8 @@ def _git_answer(workspace: Workspace) -> bytes:
     return workspace.git(*STATUS_ARGS).stdout
 
 
-def test_a_same_size_rewrite_is_seen_though_git_answers_the_same_bytes(
-    tmp_path: Path, settled: None
-) -> None:
+@pytest.mark.usefixtures("settled")
+def test_a_same_size_rewrite_is_seen_though_git_answers_the_same_bytes(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
     workspace = Workspace(repo)
@@ -82,8 +81,9 @@ def test_a_same_size_rewrite_is_seen_though_git_answers_the_same_bytes(
     assert guessed is state and state.differing == {"a.py": blob_id(b"x = 3\n")}
 
 
+@pytest.mark.usefixtures("settled")
 @pytest.mark.parametrize("change", ["new file", "reverted", "deleted", "committed"])
-def test_a_different_git_answer_drops_the_guess(tmp_path: Path, settled: None, change: str) -> None:
+def test_a_different_git_answer_drops_the_guess(tmp_path: Path, change: str) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
     workspace = Workspace(repo)
@@ -109,9 +109,8 @@ def test_a_different_git_answer_drops_the_guess(tmp_path: Path, settled: None, c
         assert state.tree != before.tree
 
 
-def test_git_failing_after_a_good_reading_is_unusable_not_the_guess(
-    tmp_path: Path, settled: None
-) -> None:
+@pytest.mark.usefixtures("settled")
+def test_git_failing_after_a_good_reading_is_unusable_not_the_guess(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
     workspace = Workspace(repo)
@@ -182,9 +181,10 @@ def _unstamped(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "receipt": receipt}
 
 
+@pytest.mark.usefixtures("settled")
 @pytest.mark.parametrize("fn", [host_status, host_capabilities, host_authority_status])
 def test_a_drafted_answer_is_what_building_it_after_git_gives_but_its_stamps(
-    tmp_path: Path, settled: None, fn: StatusLike
+    tmp_path: Path, fn: StatusLike
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
@@ -201,8 +201,9 @@ def test_a_drafted_answer_is_what_building_it_after_git_gives_but_its_stamps(
     assert drafted["receipt"]["baseline"]["dirty"]
 
 
+@pytest.mark.usefixtures("settled")
 def test_the_drafted_receipt_is_stamped_when_git_has_answered(
-    tmp_path: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     ctx = build_context(repo, None, "advisory")
@@ -227,8 +228,9 @@ def test_the_drafted_receipt_is_stamped_when_git_has_answered(
     assert receipt["issuedAt"] >= answered[0] and receipt["timing"]["endedAt"] >= answered[0]
 
 
+@pytest.mark.usefixtures("settled")
 def test_a_draft_from_a_guess_git_did_not_confirm_is_built_again(
-    tmp_path: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     ctx = build_context(repo, None, "advisory")
@@ -245,8 +247,9 @@ def test_a_draft_from_a_guess_git_did_not_confirm_is_built_again(
     assert changed["receipt"]["baseline"] == changed["workspace"]["baseline"]
 
 
+@pytest.mark.usefixtures("settled")
 def test_a_dropped_guess_lends_the_files_it_read_to_the_new_answer(
-    tmp_path: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The guess's file readings were taken in this request: when git answers something else,
     only the paths the guess did not read are looked at again."""
