@@ -22,11 +22,11 @@ from asp_protocol.errors import (
     AspError,
     ConnectionClosed,
     ErrorCode,
-    ProtocolViolation,
     RequestTimeout,
 )
 from asp_protocol.framing import LineReader, OversizedLine, UnencodableMessage, encode_message
 from asp_protocol.pipes import LoopReceiveStream
+from asp_protocol.replies import lone_reply, reply_error_code, settle
 from asp_protocol.rpc_types import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
@@ -360,28 +360,16 @@ class JsonRpcEndpoint:
             log.exception("%s: notification handler failed", self.name)
 
     def _take_reply(self, chunk: bytes) -> bool:
-        """Settle an answer to one of our requests as its bytes arrive, in the pipe's read
-        callback: the caller waiting for it runs on the next loop turn, not on the turn after
-        the one that wakes this endpoint's reader task (a round trip to a host costs one loop
-        turn less). Taken only while a request of ours waits, and only a chunk that is exactly
-        one whole response line with nothing read before it still unprocessed, so messages are
-        still handled in order; anything else (False) is read by `serve` as before (a line
-        parsed here for nothing, such as a `$/progress`, is parsed there again)."""
-        reader = self._reader
-        if not self._pending or not reader.idle or chunk.find(b"\n") != len(chunk) - 1:
+        """Settle a reply to our request as it arrives, in the pipe's read callback (replies.py),
+        only while one of ours waits and nothing read before is unprocessed, so messages stay in
+        order; anything else (False) is read by `serve` as before."""
+        if not self._pending or not self._reader.idle:
             return False
-        if len(chunk) > reader.max_line_bytes:
+        found = lone_reply(chunk, self._reader.max_line_bytes)
+        if found is None:
             return False
         try:
-            message, size = decode_message(chunk[:-1])
-        except BadMessage:
-            return False
-        if "method" in message or "id" not in message:
-            return False
-        if "result" not in message and "error" not in message:
-            return False
-        try:
-            self._on_response(message, size)
+            self._on_response(*found)
         except Exception:  # a read callback must not raise; `serve` meets the same line again
             log.exception("%s: reply settled in the read callback failed", self.name)
             return False
@@ -389,31 +377,13 @@ class JsonRpcEndpoint:
 
     def _on_response(self, message: dict[str, Any], size: int) -> None:
         request_id = message.get("id")
-        is_error = "error" in message
-        code = (
-            message["error"].get("code")
-            if is_error and isinstance(message["error"], dict)
-            else None
-        )
-        self._trace(
-            "in",
-            "error" if is_error else "response",
-            None,
-            request_id,
-            size,
-            code if isinstance(code, int) else None,
-        )
+        kind: Literal["error", "response"] = "error" if "error" in message else "response"
+        self._trace("in", kind, None, request_id, size, reply_error_code(message))
         pending = self._pending.get(request_id) if is_request_id(request_id) else None
         if pending is None or pending.done.is_set():
             log.debug("%s: response for unknown request id %r dropped", self.name, request_id)
             return
-        if is_error and "result" in message:
-            pending.error = ProtocolViolation("response carries both result and error")
-        elif is_error:
-            pending.error = AspError.from_wire(message["error"])
-        else:
-            pending.result = message["result"]
-        pending.done.set()
+        settle(pending, message)
 
     def _trace(
         self,
