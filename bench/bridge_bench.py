@@ -101,6 +101,20 @@ class RawPeer:
         await self.process.stdin.send(json.dumps(message).encode() + b"\n")
 
 
+def bridge_serve_argv(repo: Path, host: list[str]) -> list[str]:
+    """`bridge serve` on *repo* in front of the host command *host*, run from this interpreter."""
+    return [
+        sys.executable,
+        "-m",
+        "bridge",
+        "serve",
+        "--repo",
+        str(repo),
+        "--host",
+        shlex.join(host),
+    ]
+
+
 async def measure(peer: RawPeer, call: Any, calls: int, concurrency: int) -> dict[str, float]:
     for _ in range(min(50, calls)):  # warm-up
         await call(peer)
@@ -282,16 +296,7 @@ async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
     )
     host_argv = [*base, "serve", "--repo", str(repo)]  # what the bridge appends to a bare command
     proxy_argv = [sys.executable, str(ROOT / "bench" / "ndjson_proxy.py"), *host_argv]
-    bridge_argv = [
-        sys.executable,
-        "-m",
-        "bridge",
-        "serve",
-        "--repo",
-        str(repo),
-        "--host",
-        shlex.join(base),
-    ]
+    bridge_argv = bridge_serve_argv(repo, base)
     profiling = host == "bad" and bool(args.profile or args.cprofile)
     rows: list[dict[str, Any]] = []
     paths: list[tuple[str, list[str], Any, bool]] = [

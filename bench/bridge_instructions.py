@@ -19,14 +19,13 @@ interpreter).
 from __future__ import annotations
 
 import argparse
-import shlex
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import anyio
-from bridge_bench import BAD_HOST, bridge_status, initialize, load, spawned
+from bridge_bench import BAD_HOST, bridge_serve_argv, bridge_status, initialize, load, spawned
 
 WARM_UP = 20
 
@@ -39,14 +38,7 @@ async def measure(repo: Path, calls: int, out: Path) -> float:
         "--tool=callgrind",
         "--instr-atstart=no",
         f"--callgrind-out-file={out}",
-        sys.executable,
-        "-m",
-        "bridge",
-        "serve",
-        "--repo",
-        str(repo),
-        "--host",
-        shlex.join(host),
+        *bridge_serve_argv(repo, host),
     ]
     async with spawned(argv, repo) as peer:
         with anyio.fail_after(600):
