@@ -139,14 +139,18 @@ def allow_large_results(server: MCPServer[Any], max_chars: int) -> None:
 
 
 async def run_stdio(server: MCPServer[BridgeRuntime]) -> None:
-    """Serve one stdio connection over `bridge.stdio` (pipes on the event loop, no worker threads)."""
+    """Serve one stdio connection over `bridge.stdio` (pipes on the event loop, no worker threads),
+    in the era its first request opens (`bridge.eras`: no relay task between the two)."""
+    from bridge import eras
     from bridge.stdio import loop_stdio
 
     lowlevel = (
         server._lowlevel_server
     )  # the SDK's documented way to drive a server on given streams
     async with loop_stdio() as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await eras.serve(
+            lowlevel, read_stream, write_stream, lowlevel.create_initialization_options()
+        )
 
 
 @asynccontextmanager
