@@ -294,9 +294,9 @@ def test_a_scoped_answer_leaves_no_reference_cycles() -> None:
 
 
 def test_a_forked_child_sends_its_value_back_and_a_failed_one_gives_none() -> None:
-    from reference_host.providers.pyindex import early
+    from reference_host.providers.pyindex.forklink import in_child
 
-    assert early._in_child(lambda: ("answer", {"nodes": [1, "a"], "data": None})) == (
+    assert in_child(lambda: ("answer", {"nodes": [1, "a"], "data": None}), 8.0) == (
         "answer",
         {"nodes": [1, "a"], "data": None},
     )
@@ -304,5 +304,5 @@ def test_a_forked_child_sends_its_value_back_and_a_failed_one_gives_none() -> No
     def fails() -> None:
         raise RuntimeError("in the child")
 
-    assert early._in_child(fails) is None
-    assert early._in_child(lambda: object()) is None  # nothing marshal can send
+    assert in_child(fails, 8.0) is None
+    assert in_child(lambda: object(), 8.0) is None  # nothing marshal can send

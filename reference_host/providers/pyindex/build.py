@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from reference_host.providers.pyindex.engine import (
     InspectEngine,
 )
 from reference_host.providers.pyindex.facts import ModuleFacts
+from reference_host.providers.pyindex.forklink import in_child
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.indexcache import load_links, store_links
 from reference_host.providers.pyindex.linking import Links
@@ -38,6 +40,7 @@ from reference_host.providers.pyindex.reading import PARSE_WORKERS, READ_BATCH, 
 log = logging.getLogger("asp.python-inspect.build")
 
 MAX_BUILDS = 4
+CACHE_WRITE_GRACE_S = 120.0  # a healthy child writes Salt's whole cache in about two seconds
 INDEXING = "indexing"
 
 
@@ -146,6 +149,43 @@ class Build:
         )
 
 
+class CacheWrite:
+    """What a finished build made that the persistent cache does not hold yet, taken from it:
+    facts it parsed (with the entries the parse workers made) and its resolved index."""
+
+    def __init__(self, build: Build) -> None:
+        self.fresh = [f for f in build.fresh if f.error != TOO_LARGE]
+        self.encoded = build.encoded
+        self.links = build.fresh_links
+        build.fresh, build.encoded, build.fresh_links = [], {}, None
+
+    def write(self, cache: FactCache) -> bool:
+        if self.fresh:
+            cache.store_many(self.fresh, self.encoded)
+        if self.links is not None:
+            store_links(cache, *self.links)
+        return True
+
+
+def write_behind(cache: FactCache, job: CacheWrite) -> None:
+    """Write *job* into *cache* from a forked child, then free it here and give the memory back.
+
+    Encoding a tree's resolved index and thousands of entries allocates and frees tens of MiB;
+    done in this process, after a build, that garbage stayed mapped among the index's objects
+    (Salt: about 17 MiB more resident for good). The child shares the facts copy-on-write and
+    exits when done; where there is no fork, or the child fails, this process writes instead
+    (entries the child did write are skipped: `store_many` keeps what exists)."""
+    if not (job.fresh or job.links):
+        return
+    if (
+        not hasattr(os, "fork")
+        or in_child(lambda: job.write(cache), CACHE_WRITE_GRACE_S) is not True
+    ):
+        job.write(cache)
+    job.fresh, job.encoded, job.links = [], {}, None
+    release_free_memory()
+
+
 class Builds:
     """The provider's builds by tree key; a finished one is reused until evicted (LRU, bounded)."""
 
@@ -249,13 +289,8 @@ class Builds:
             build.done.set()  # answer from it now; the cache is written behind
             build.seen.release()
             build.part = None
-            if self.cache is not None and build.fresh:
-                fresh = [f for f in build.fresh if f.error != TOO_LARGE]
-                encoded, build.fresh, build.encoded = build.encoded, [], {}
-                await anyio.to_thread.run_sync(self.cache.store_many, fresh, encoded)
-            if self.cache is not None and build.fresh_links is not None:
-                (key, links), build.fresh_links = build.fresh_links, None
-                await anyio.to_thread.run_sync(store_links, self.cache, key, links)
+            if self.cache is not None:
+                await anyio.to_thread.run_sync(write_behind, self.cache, CacheWrite(build))
         except (ProtocolViolation, BlobMismatch) as exc:
             build.error = AspError(
                 ErrorCode.INTERNAL_ERROR, "host-callback-malformed", detail=str(exc)[:300]

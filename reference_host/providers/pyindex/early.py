@@ -13,7 +13,6 @@ caller answers as it did before (the degraded "indexing" refusal).
 from __future__ import annotations
 
 import logging
-import marshal
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -25,7 +24,7 @@ from asp_protocol.canonical import blob_id
 from reference_host.providers.pyindex.build import Build, Prepared
 from reference_host.providers.pyindex.engine import BlobMismatch, InspectEngine, checked_facts
 from reference_host.providers.pyindex.facts import ModuleFacts
-from reference_host.providers.pyindex.forklink import child_output
+from reference_host.providers.pyindex.forklink import in_child
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import ModuleName, module_names
 from reference_host.providers.pyindex.scoped import Missing, ScopedIndex, binding_names
@@ -209,34 +208,6 @@ def _need(blobs: set[str]) -> bool:
     raise _NeedFacts(blobs)
 
 
-def _in_child(run: Callable[[], Any]) -> Any | None:
-    """`run()` in a forked copy of this process, its value sent back marshalled; None when the
-    child failed or took longer than `CHILD_GRACE_S` (it is then killed, forklink.child_output)."""
-    reader, writer = os.pipe()
-    try:
-        child = os.fork()
-    except OSError:
-        os.close(reader)
-        os.close(writer)
-        return None
-    if child == 0:  # pragma: no cover - runs in the forked child, which never returns
-        code = 70
-        try:
-            os.close(reader)
-            log.disabled = True  # a lock another thread held at the fork must not be needed
-            with os.fdopen(writer, "wb") as pipe:
-                pipe.write(marshal.dumps(run()))
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(writer)
-    sent = child_output(child, reader, CHILD_GRACE_S)
-    try:
-        return marshal.loads(sent) if sent is not None else None
-    except (EOFError, ValueError, TypeError):
-        return None
-
-
 def early_answer(
     engine: InspectEngine,
     build: Build,
@@ -284,7 +255,7 @@ def early_answer(
 
     deadline = time.monotonic() + MAX_WAIT_S
     for _fork in range(MAX_FORKS):
-        outcome = _in_child(attempt)
+        outcome = in_child(attempt, CHILD_GRACE_S)
         if not isinstance(outcome, tuple) or len(outcome) != 2:
             return None
         kind, value = outcome

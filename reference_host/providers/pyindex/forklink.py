@@ -15,12 +15,13 @@ thread held) and it is killed and this process links its part.
 from __future__ import annotations
 
 import logging
+import marshal
 import os
 import select
 import signal
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from reference_host.providers.pyindex.indexcache import decode, encode
 from reference_host.providers.pyindex.linking import link_file
@@ -101,6 +102,36 @@ def child_output(child: int, reader: int, grace_s: float) -> bytes | None:
         os.close(reader)
     _, status = os.waitpid(child, 0)
     return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def in_child(run: Callable[[], Any], grace_s: float) -> Any | None:
+    """`run()` in a forked copy of this process, its value sent back marshalled; None when the
+    fork failed, the child raised or sent nothing marshal can send, or it took longer than
+    *grace_s* (it is then killed, `child_output`). What the child allocates and frees never
+    touches this process's heap: the reason early answers and cache writes run in one."""
+    reader, writer = os.pipe()
+    try:
+        child = os.fork()
+    except OSError:
+        os.close(reader)
+        os.close(writer)
+        return None
+    if child == 0:  # pragma: no cover - runs in the forked child, which never returns
+        code = 70
+        try:
+            os.close(reader)
+            log.disabled = True  # a lock another thread held at the fork must not be needed
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(marshal.dumps(run()))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(writer)
+    sent = child_output(child, reader, grace_s)
+    try:
+        return marshal.loads(sent) if sent is not None else None
+    except (EOFError, ValueError, TypeError):
+        return None
 
 
 def _link(index: PythonIndex, entries: Iterable[FileEntry]) -> None:
