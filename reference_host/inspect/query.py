@@ -44,6 +44,7 @@ from reference_host.inspect.paging import (
 from reference_host.inspect.params import METHOD, parse_params, provider_params
 from reference_host.inspect.snapshots import snapshot, work_tree_state
 from reference_host.inspect.targets import inspect_targets, run_target
+from reference_host.providers.memory import HOST_HEAP
 from reference_host.receipts import Clock, ReceiptRequest, assurance_block, build_receipt
 from reference_host.repo.workspace import WorkTreeState
 from reference_host.trust.policy import parse_policy
@@ -151,6 +152,9 @@ async def query_inspect(
             )
         elif paginate(request["verb"], target.result, offset, bound, question):
             target.truncated = True
+    # an answer's line, its parse and its checks are garbage once sent: counted with the blob
+    # bytes served, so a burst of large pages is given back every few MiB (providers/memory.py)
+    await HOST_HEAP.trim_if_due(sum(t.size for t in targets))
     degraded = host_degraded + [d for t in targets for d in t.degraded]
     ran = [t.coverage_id for t in targets if t.ran]
     blobs_all = sorted({b for t in targets if t.ran for b in t.blobs})
