@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -306,3 +307,8 @@ def test_a_forked_child_sends_its_value_back_and_a_failed_one_gives_none() -> No
 
     assert in_child(fails, 8.0) is None
     assert in_child(lambda: object(), 8.0) is None  # nothing marshal can send
+    if os.path.isdir("/proc/self/fd"):  # the child holds none of this process's pipes to the host
+        assert in_child(lambda: [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1)], 8.0) == [
+            os.devnull,
+            os.devnull,
+        ]

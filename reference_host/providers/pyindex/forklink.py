@@ -121,6 +121,7 @@ def in_child(run: Callable[[], Any], grace_s: float) -> Any | None:
         try:
             os.close(reader)
             log.disabled = True  # a lock another thread held at the fork must not be needed
+            _detach_wire()
             with os.fdopen(writer, "wb") as pipe:
                 pipe.write(marshal.dumps(run()))
             code = 0
@@ -132,6 +133,15 @@ def in_child(run: Callable[[], Any], grace_s: float) -> Any | None:
         return marshal.loads(sent) if sent is not None else None
     except (EOFError, ValueError, TypeError):
         return None
+
+
+def _detach_wire() -> None:
+    """In a child: stdin and stdout (this provider's pipes to the host) on /dev/null, so a child
+    still writing a cache never keeps the host from seeing the provider's end of file."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
 
 
 def _link(index: PythonIndex, entries: Iterable[FileEntry]) -> None:
@@ -146,6 +156,7 @@ def _child(index: PythonIndex, entries: list[FileEntry], reader: int, writer: in
     code = 70
     try:
         os.close(reader)
+        _detach_wire()
         _link(index, entries)
         data = encode(_PART, index.links)
         with os.fdopen(writer, "wb") as pipe:
