@@ -155,8 +155,7 @@ def _ascii_json(value: Any) -> str:
 
 def json_view(value: Any, string_limit: int) -> tuple[Any, str]:
     """*value* with its strings capped (the same object when none is over *string_limit*) and
-    its compact ASCII JSON: what `fence_json` fences. A caller that fences the same value several
-    times (an inspect page fitted in a few attempts) renders it once and passes both on."""
+    its compact ASCII JSON: what `fence_json` fences."""
     rendered = _ascii_json(value)
     if fits(rendered, string_limit):
         return value, rendered

@@ -251,20 +251,21 @@ def success_text(
     if summary:
         parts.append(summary)
     fence_label = "HOST RESULT" if host_result is not None else "BRIDGE STATE"
-    parts.append(
-        f"{'Host result' if host_result is not None else 'Bridge state (holds host text)'} "
-        "(verbatim JSON in structuredContent; strings capped here):"
-    )
-    parts.append(
-        fence_json(
-            payload if capped is None else capped,
-            label=fence_label,
-            string_limit=limits.string_chars,
-            total_limit=limits.total_chars,
-            capped=capped is not None,
-            rendered=rendered,
+    what = "Host result" if host_result is not None else "Bridge state (holds host text)"
+    if limits.total_chars == 0:  # a text with no room for the JSON (asp_inspect's page)
+        parts.append(f"{what}: verbatim JSON in structuredContent, not repeated in this text.")
+    else:
+        parts.append(f"{what} (verbatim JSON in structuredContent; strings capped here):")
+        parts.append(
+            fence_json(
+                payload if capped is None else capped,
+                label=fence_label,
+                string_limit=limits.string_chars,
+                total_limit=limits.total_chars,
+                capped=capped is not None,
+                rendered=rendered,
+            )
         )
-    )
     if next_step:
         parts.append(next_step)
     return "\n".join(parts)

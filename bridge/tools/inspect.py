@@ -25,7 +25,6 @@ from pydantic import Field
 from asp_protocol.canonical import digest
 from asp_protocol.wire import present
 from bridge import label
-from bridge.fence import json_view
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
 from bridge.structured import size_of
@@ -119,9 +118,6 @@ def render(
     baseline = answer_baseline(host_result)
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
     limits = replace(state.limits, total_chars=0)
-    # what the text fences of the answer (its length only, at total_chars 0), rendered once for
-    # every fitting attempt below
-    shown, rendered = json_view(host_result, limits.string_chars)
     full_digest = digest(host_result)
     fixed = size_of(page_of(host_result, verb, 0, 0))  # the answer without any item
     budget = page_chars
@@ -171,8 +167,6 @@ def render(
             host_result=host_result,
             bridge_result=bridge_result,
             limits=limits,
-            capped=shown,
-            rendered=rendered,
             summary=summary(
                 verb,
                 request,

@@ -27,6 +27,7 @@ from bridge.tools.inspect_render import (
     decode_cursor,
     encode_cursor,
     item_lines,
+    take_page,
 )
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree, write_files
@@ -104,6 +105,9 @@ async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
         symbols = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MONEY})
         envelope = answer(symbols)
         lines = items(symbols)
+        # the page's text holds the item lines, not a second (empty) fence of the host's JSON
+        assert "Host result: verbatim JSON in structuredContent, not repeated" in text(symbols)
+        assert "UNTRUSTED HOST RESULT" not in text(symbols)
         assert "function round_cents src/shop/money.py:1" in lines
         assert "class Money src/shop/money.py:5" in lines
         assert "function add src/shop/money.py:9 id=src/shop/money.py::Money.add" in lines
@@ -417,6 +421,23 @@ async def test_hostile_host_strings_stay_on_one_capped_line() -> None:
     assert all(len(line) < 1000 for line in lines)
     assert lines[1] == "(unreadable node)" and lines[2].endswith("-> ? b.py")
     assert "…[+" in lines[0]  # the cut is visible
+
+
+async def test_only_the_lines_of_the_page_shown_are_rendered() -> None:
+    nodes = [
+        {"id": f"m.f{i}", "kind": "function", "name": f"f{i}", "location": {"path": f"m{i}.py"}}
+        for i in range(2000)
+    ]
+    edges = [{"kind": "calls", "from": f"m.f{i}", "to": "m.g"} for i in range(500)]
+    host_result = {
+        "data": {"results": [{"provider": "p", "result": {"nodes": nodes, "edges": edges}}]}
+    }
+    lines = item_lines(host_result, "callers")
+    assert len(lines) == 2500 and lines.rendered == 0
+    page = take_page(lines, 1990, 400)
+    assert page.lines[0] == "function f1990 m1990.py id=m.f1990" and page.total == 2500
+    assert lines.rendered == len(page.lines) + 1  # the one line that no longer fit was looked at
+    assert list(lines)[2000] == "calls m.f0 -> m.g" and lines.rendered == 2500
 
 
 async def test_cursors_round_trip_and_reject_tampering() -> None:
