@@ -1,6 +1,6 @@
 """Instructions per `tools/call asp_status` of the real bridge, under callgrind (not a test).
 
-    python bench/bridge_instructions.py [--calls 200] [--repo TREE]
+    python bench/bridge_instructions.py [--calls 200] [--repo TREE] [--inspect]
 
 The A/B figure for the bridge's per-call cost on a shared machine: wall time and even CPU time
 move with the other processes' load, a count of executed instructions does not (two runs of the
@@ -11,7 +11,9 @@ handshake and 20 warm-up calls it turns instrumentation on for *calls* sequentia
 *calls*. Only the bridge's user-space instructions count: the host, system calls and the time a
 loop turn spends waiting are not in it. To compare two commits, run it from each tree (`--repo`
 and the working directory both name the tree whose code runs: `python -m bridge` imports from
-there). A run takes ~20 s. `callgrind_annotate --inclusive=yes FILE` on the kept output
+there). A run takes ~20 s. `--inspect` counts an `asp_inspect` page instead (`symbols` of the
+whole workspace, bench/bridge_bench.py's ~90 KB host answer) with the reference host behind the
+bridge, after its index is built (~1 min for 10 calls). `callgrind_annotate --inclusive=yes FILE` on the kept output
 (`--out`) shows where the instructions go by C function (the JSON scanner, pydantic-core, the
 interpreter).
 """
@@ -25,13 +27,27 @@ import tempfile
 from pathlib import Path
 
 import anyio
-from bridge_bench import BAD_HOST, bridge_serve_argv, bridge_status, initialize, load, spawned
+from bridge_bench import (
+    BAD_HOST,
+    bridge_inspect,
+    bridge_serve_argv,
+    bridge_status,
+    initialize,
+    load,
+    spawned,
+    warm_inspect,
+)
 
 WARM_UP = 20
 
 
-async def measure(repo: Path, calls: int, out: Path) -> float:
-    host = [sys.executable, str(BAD_HOST), "ok"]
+async def measure(repo: Path, calls: int, out: Path, inspect: bool = False) -> float:
+    host = (
+        [sys.executable, "-m", "reference_host"]
+        if inspect
+        else [sys.executable, str(BAD_HOST), "ok"]
+    )
+    call = bridge_inspect if inspect else bridge_status
     argv = [
         "valgrind",
         "-q",
@@ -43,12 +59,14 @@ async def measure(repo: Path, calls: int, out: Path) -> float:
     async with spawned(argv, repo) as peer:
         with anyio.fail_after(600):
             await initialize(peer)
-            for _ in range(WARM_UP):
-                await bridge_status(peer)
+            if inspect:
+                await warm_inspect(peer, True)
+            for _ in range(3 if inspect else WARM_UP):
+                await call(peer)
             pid = str(peer.process.pid)
             subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
             for _ in range(calls):
-                await bridge_status(peer)
+                await call(peer)
             subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
     for line in out.read_text().splitlines():  # written when the bridge exits
         if line.startswith("totals:"):
@@ -63,13 +81,17 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--repo", default=str(Path.cwd()))
     parser.add_argument("--out", help="keep the callgrind output here")
+    parser.add_argument(
+        "--inspect", action="store_true", help="an asp_inspect page on the reference host"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "callgrind.out"
-        per_call = anyio.run(measure, Path(args.repo).resolve(), args.calls, out)
+        per_call = anyio.run(measure, Path(args.repo).resolve(), args.calls, out, args.inspect)
+    what = "asp_inspect page, reference host" if args.inspect else "asp_status, cheap host"
     print(
-        f"{per_call:,.0f} instructions per tools/call asp_status (bridge only, {args.calls} calls, "
-        f"cheap host) · {load()}"
+        f"{per_call:,.0f} instructions per tools/call {what} (bridge only, {args.calls} calls) "
+        f"· {load()}"
     )
 
 
