@@ -100,9 +100,26 @@ def compact_json(value: Any) -> bytes:
         raise UnencodableMessage(str(exc)) from exc
 
 
+@dataclass(frozen=True)
+class EncodedJson:
+    """A value already encoded by `compact_json`, written as it is where the value would be: a
+    result whose bytes were made ahead of time (the host drafts its status answer while git
+    runs). The line is then byte for byte the one the value itself gives: the encoder writes an
+    object as its members' encodings joined, so splicing in a member's bytes changes nothing."""
+
+    data: bytes
+
+
 def encode_message(message: dict[str, Any]) -> bytes:
-    """One NDJSON line: JSON escapes any newline inside strings."""
-    return compact_json(message) + b"\n"
+    """One NDJSON line: JSON escapes any newline inside strings. Members given as `EncodedJson`
+    are spliced in as they are."""
+    if not any(isinstance(value, EncodedJson) for value in message.values()):
+        return compact_json(message) + b"\n"
+    members = (
+        compact_json(key) + b":" + (v.data if isinstance(v, EncodedJson) else compact_json(v))
+        for key, v in message.items()
+    )
+    return b"{" + b",".join(members) + b"}\n"
 
 
 class _FdReceiveStream(ByteReceiveStream):

@@ -25,6 +25,7 @@ from asp_protocol.errors import (
     RequestTimeout,
 )
 from asp_protocol.framing import LineReader, OversizedLine, UnencodableMessage, encode_message
+from asp_protocol.handling import close_prepared, logged_call, prepared_input, run_handler
 from asp_protocol.pipes import LoopReceiveStream
 from asp_protocol.replies import lone_reply, reply_error_code, settle
 from asp_protocol.rpc_types import (
@@ -34,6 +35,7 @@ from asp_protocol.rpc_types import (
     Inflight,
     NotificationHandler,
     Pending,
+    Prepare,
     ProgressCallback,
     Registration,
     RequestContext,
@@ -97,10 +99,17 @@ class JsonRpcEndpoint:
     # -- registration -------------------------------------------------------------------------
 
     def register(
-        self, method: str, handler: RequestHandler, *, cooperative_cancel: bool = False
+        self,
+        method: str,
+        handler: RequestHandler,
+        *,
+        cooperative_cancel: bool = False,
+        prepare: Prepare | None = None,
     ) -> None:
-        """Serve *method*. A cooperative handler is told of `$/cancelRequest` instead of being cancelled."""
-        self._handlers[method] = Registration(handler, cooperative_cancel)
+        """Serve *method*. A cooperative handler is told of `$/cancelRequest` instead of being
+        cancelled. With *prepare*, `prepare(params, context)` runs as the request is read and
+        its value is the handler's input (handling.py says when it is closed)."""
+        self._handlers[method] = Registration(handler, cooperative_cancel, prepare)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notification_handlers[method] = handler
@@ -287,27 +296,23 @@ class JsonRpcEndpoint:
         self._inflight[request_id] = inflight
         if self._idle.is_set():
             self._idle = anyio.Event()
-        tg.start_soon(self._run_handler, registration.handler, message.get("params"), inflight)
+        params, refused = message.get("params"), None
+        if registration.prepare is not None:  # before the task's first turn (handling.py)
+            params, refused = prepared_input(self.name, registration.prepare, params, context)
+            inflight.prepared = params
+        tg.start_soon(self._run_handler, registration.handler, params, inflight, refused)
 
-    async def _run_handler(self, handler: RequestHandler, params: Any, inflight: Inflight) -> None:
+    async def _run_handler(
+        self, handler: RequestHandler, params: Any, inflight: Inflight, refused: AspError | None
+    ) -> None:
         request_id = inflight.context.id
         started = time.perf_counter()
-        outcome: AspError | tuple[Any] | None = None
         try:
-            with inflight.scope:
-                try:
-                    outcome = (await handler(params, inflight.context),)
-                except AspError as error:
-                    outcome = error
-                except (anyio.get_cancelled_exc_class(), ConnectionClosed):
-                    raise
-                except Exception as exc:
-                    log.exception("%s: handler for %s failed", self.name, inflight.context.method)
-                    outcome = AspError(
-                        ErrorCode.INTERNAL_ERROR, "internal error", detail=exc.__class__.__name__
-                    )
-            if inflight.scope.cancelled_caught:
-                outcome = AspError(ErrorCode.CANCELLED, "request cancelled by $/cancelRequest")
+            if refused is None:
+                outcome = await run_handler(self.name, handler, params, inflight)
+            else:
+                outcome = refused
+            close_prepared(inflight)
             # The id is free before the answer leaves: a peer that reuses it on receipt of the
             # answer must not meet "duplicate request id while the first is in flight".
             self._inflight.pop(request_id, None)
@@ -318,6 +323,7 @@ class JsonRpcEndpoint:
         except ConnectionClosed:
             pass
         finally:
+            close_prepared(inflight)
             self._inflight.pop(request_id, None)
             if not self._inflight:
                 self._idle.set()
@@ -341,23 +347,12 @@ class JsonRpcEndpoint:
             token = params.get("token") if isinstance(params, dict) else None
             pending = self._pending.get(token) if is_request_id(token) else None
             if pending is not None and pending.on_progress is not None:
-                tg.start_soon(self._deliver_progress, pending.on_progress, params.get("value"))
+                what = f"{self.name}: progress callback"
+                tg.start_soon(logged_call, what, pending.on_progress, params.get("value"))
             return
         handler = self._notification_handlers.get(method)
         if handler is not None:
-            tg.start_soon(self._run_notification, handler, params)
-
-    async def _deliver_progress(self, callback: ProgressCallback, value: Any) -> None:
-        try:
-            await callback(value)
-        except Exception:
-            log.exception("%s: progress callback failed", self.name)
-
-    async def _run_notification(self, handler: NotificationHandler, params: Any) -> None:
-        try:
-            await handler(params)
-        except Exception:
-            log.exception("%s: notification handler failed", self.name)
+            tg.start_soon(logged_call, f"{self.name}: notification handler", handler, params)
 
     def _take_reply(self, chunk: bytes) -> bool:
         """Settle a reply to our request as it arrives, in the pipe's read callback (replies.py),

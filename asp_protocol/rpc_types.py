@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
 
 import anyio
 
@@ -54,10 +54,20 @@ class RequestContext:
 RequestHandler = Callable[[Any, RequestContext], Awaitable[Any]]
 
 
+class Prepared(Protocol):
+    """What a `prepare` step returns (`handling.py`): the handler's input, closed at the end."""
+
+    def close(self) -> None: ...
+
+
+Prepare = Callable[[Any, RequestContext], Prepared]
+
+
 @dataclass
 class Registration:
     handler: RequestHandler
     cooperative_cancel: bool
+    prepare: Prepare | None = None
 
 
 @dataclass
@@ -65,6 +75,7 @@ class Inflight:
     scope: anyio.CancelScope
     context: RequestContext
     cooperative_cancel: bool
+    prepared: Prepared | None = None
 
 
 @dataclass

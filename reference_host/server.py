@@ -18,6 +18,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from asp_protocol.errors import AspError, ErrorCode, FailClass
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext, RequestHandler
+from asp_protocol.rpc_types import Prepare
 from reference_host.context import HostContext
 from reference_host.edit.apply import apply_proposal
 from reference_host.edit.plan import request_edit_plan
@@ -31,9 +32,15 @@ from reference_host.status.results import (
     host_authority_status,
     host_capabilities,
     host_status,
-    status_like_async,
+    status_like_wire,
 )
+from reference_host.status.snapshot import start_reading
 
+STATUS_LIKE: dict[str, StatusLike] = {
+    "host/status": host_status,
+    "host/capabilities": host_capabilities,
+    "host/authority/status": host_authority_status,
+}
 FAST_PATH_CHECK = ("check/evaluate", "judge/evaluate")
 FAST_PATH_REFUSED = (
     "edit/propose",
@@ -63,13 +70,28 @@ def _threaded(fn: Callable[[HostContext, Any], dict[str, Any]], ctx: HostContext
     return handler
 
 
-def _status_like(fn: StatusLike, ctx: HostContext) -> RequestHandler:
-    """A status-like method on the event loop (`status/snapshot.py` says when it hops)."""
+class _StatusStart:
+    """A status-like request as it was read: its params, and its reading begun (git running)."""
 
-    async def handler(params: Any, rpc: RequestContext) -> Any:
-        return await status_like_async(fn, ctx, _object_params(params))
+    def __init__(self, ctx: HostContext, params: Any) -> None:
+        self.params = _object_params(params)  # refused before git starts
+        self.reading = start_reading(ctx)
 
-    return handler
+    def close(self) -> None:
+        self.reading.close()
+
+
+def _status_like(fn: StatusLike, ctx: HostContext) -> tuple[Prepare, RequestHandler]:
+    """A status-like method on the event loop (`status/snapshot.py` says when it hops), its
+    `git status` started as the request is read (asp_protocol/handling.py)."""
+
+    def prepare(params: Any, rpc: RequestContext) -> _StatusStart:
+        return _StatusStart(ctx, params)
+
+    async def handler(start: _StatusStart, rpc: RequestContext) -> Any:
+        return await status_like_wire(fn, ctx, start.params, start.reading)
+
+    return prepare, handler
 
 
 def _refusal(code: ErrorCode, message: str, fail_class: FailClass, method: str) -> RequestHandler:
@@ -90,9 +112,9 @@ def build_endpoint(
     def add(method: str, handler: RequestHandler) -> None:
         endpoint.register(method, handler)
 
-    add("host/status", _status_like(host_status, ctx))
-    add("host/capabilities", _status_like(host_capabilities, ctx))
-    add("host/authority/status", _status_like(host_authority_status, ctx))
+    for method, fn in STATUS_LIKE.items():
+        prepare, handler = _status_like(fn, ctx)
+        endpoint.register(method, handler, prepare=prepare)
     add("host/workingChangeset", _threaded(working_changeset, ctx))
     add("host/putBlob", _threaded(put_blob, ctx))
     add("host/policy", _threaded(policy_info, ctx))

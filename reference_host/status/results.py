@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
+from asp_protocol.framing import EncodedJson
 from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host import HOST_NAME, __version__
 from reference_host.candidate import unusable_detail
@@ -27,7 +28,8 @@ from reference_host.receipts import (
     assurance_block,
     build_receipt,
 )
-from reference_host.status.snapshot import Snapshot, snapshot, snapshot_async
+from reference_host.status.drafts import Draft, draft, stamped
+from reference_host.status.snapshot import Reading, Snapshot, snapshot, snapshot_async
 
 StatusLike = Callable[[HostContext, Any, Snapshot], dict[str, Any]]
 
@@ -187,14 +189,28 @@ def host_authority_status(
     }
 
 
-async def status_like_async(fn: StatusLike, ctx: HostContext, params: Any) -> dict[str, Any]:
+async def status_like_async(
+    fn: StatusLike, ctx: HostContext, params: Any, reading: Reading | None = None
+) -> dict[str, Any]:
     """`fn(ctx, params, snapshot)` for the event loop: drafted while git runs when the last
     reading predicts the snapshot (status/snapshot.py), then only its receipt's `issuedAt` and
     `timing` — the two stamps `build_receipt` takes at build time — are taken again."""
-    snap, drafted = await snapshot_async(ctx, lambda guess: fn(ctx, params, guess))
+    answer = await status_like_wire(fn, ctx, params, reading, encode=False)
+    assert isinstance(answer, dict)
+    return answer
+
+
+async def status_like_wire(
+    fn: StatusLike, ctx: HostContext, params: Any, reading: Reading | None, encode: bool = True
+) -> dict[str, Any] | EncodedJson:
+    """`status_like_async` for the wire: a confirmed draft was encoded while git ran and is
+    answered as those bytes with its stamps put in (status/drafts.py)."""
+
+    def make(guess: Snapshot) -> Draft:
+        value = fn(ctx, params, guess)
+        return draft(value) if encode else Draft(value, None)
+
+    snap, drafted = await snapshot_async(ctx, make, reading)
     if drafted is None:
         return fn(ctx, params, snap)
-    receipt = drafted["receipt"]
-    receipt["timing"] = snap.clock.timing()
-    receipt["issuedAt"] = receipt["timing"]["endedAt"]  # one clock reading, not two
-    return drafted
+    return stamped(drafted, snap.clock)

@@ -4,6 +4,7 @@ again in this request, and never in place of a git that now fails."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -14,6 +15,7 @@ import anyio
 import pytest
 
 from asp_protocol.canonical import blob_id
+from asp_protocol.framing import EncodedJson
 from reference_host.cli import build_context
 from reference_host.context import HostContext
 from reference_host.receipts import iso_now
@@ -29,8 +31,9 @@ from reference_host.status.results import (
     host_capabilities,
     host_status,
     status_like_async,
+    status_like_wire,
 )
-from reference_host.status.snapshot import Snapshot, snapshot_async
+from reference_host.status.snapshot import Snapshot, snapshot_async, start_reading
 from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_harness import HostProcess
 
@@ -202,13 +205,20 @@ def test_a_drafted_answer_is_what_building_it_after_git_gives_but_its_stamps(
 
 
 @pytest.mark.usefixtures("settled")
+@pytest.mark.parametrize("encoded", [False, True], ids=["dict", "encoded draft"])
 def test_the_drafted_receipt_is_stamped_when_git_has_answered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoded: bool
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     ctx = build_context(repo, None, "advisory")
     built = _counting(monkeypatch)
-    anyio.run(status_like_async, results.host_status, ctx, {})
+
+    async def answer() -> dict[str, Any] | EncodedJson:
+        if not encoded:
+            return await status_like_async(results.host_status, ctx, {})
+        return await status_like_wire(results.host_status, ctx, {}, start_reading(ctx))
+
+    anyio.run(answer)
     real = git_module.RunningGit.result_async
 
     answered: list[str] = []
@@ -221,8 +231,10 @@ def test_the_drafted_receipt_is_stamped_when_git_has_answered(
 
     monkeypatch.setattr(git_module.RunningGit, "result_async", slow)
     built.clear()
-    result = anyio.run(status_like_async, results.host_status, ctx, {})
+    given = anyio.run(answer)
     assert len(built) == 1, "the draft was used"
+    assert isinstance(given, EncodedJson) == encoded, "encoded while git ran (server's path)"
+    result = json.loads(given.data) if isinstance(given, EncodedJson) else given
     receipt = result["receipt"]
     assert receipt["timing"]["elapsedMs"] >= 200
     assert receipt["issuedAt"] >= answered[0] and receipt["timing"]["endedAt"] >= answered[0]

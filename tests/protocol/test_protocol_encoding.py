@@ -11,7 +11,7 @@ import pytest
 
 from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.framing import UnencodableMessage, encode_message
+from asp_protocol.framing import EncodedJson, UnencodableMessage, compact_json, encode_message
 from asp_protocol.jsonrpc import RequestContext
 from tests.protocol.test_protocol_jsonrpc import connected_pair
 from tests.support.definitions import require_definitions
@@ -52,6 +52,14 @@ def test_json_values_encode_byte_for_byte_and_round_trip(value: Any) -> None:
     assert line == _stdlib(message)
     assert line.count(b"\n") == 1  # a newline inside a string is escaped: one line per message
     assert json.loads(line) == message
+
+
+@pytest.mark.parametrize("request_id", [7, -3, 'id with "quotes" and é', None])
+@pytest.mark.parametrize("value", [{"a": [1, 2.5, None, "x\n\u2028"]}, [], "s", 0, None, {}])
+def test_a_result_given_as_its_encoding_makes_the_same_line(request_id: Any, value: Any) -> None:
+    message = {"jsonrpc": "2.0", "id": request_id, "result": value}
+    spliced = {"jsonrpc": "2.0", "id": request_id, "result": EncodedJson(compact_json(value))}
+    assert encode_message(spliced) == encode_message(message) == _stdlib(message)
 
 
 def test_an_exponent_float_is_the_same_number() -> None:

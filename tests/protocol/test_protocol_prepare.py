@@ -1,0 +1,149 @@
+"""A handler's `prepare` step (asp_protocol/handling.py): run as the request is read, before the
+request's task first runs; its value is the handler's input; a refusal is answered typed; the
+value is closed once the request is over, however it ended."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import SocketStream
+
+from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
+from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
+from tests.protocol.test_protocol_jsonrpc import connected_pair, raw_exchange
+
+pytestmark = pytest.mark.anyio
+
+
+class Started:
+    """A prepared input that records the order of events and whether it was closed."""
+
+    def __init__(self, log: list[str], params: Any) -> None:
+        self.log, self.params, self.closed = log, params, 0
+        log.append(f"prepare {params['n']}")
+
+    def close(self) -> None:
+        self.closed += 1
+        self.log.append(f"close {self.params['n']}")
+
+
+def _request(request_id: int, method: str, n: int) -> bytes:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"n": n}}
+    return json.dumps(message).encode() + b"\n"
+
+
+async def _lines(raw: Any, count: int) -> list[dict[str, Any]]:
+    buffer = b""
+    while buffer.count(b"\n") < count:
+        buffer += await raw.receive()
+    return [json.loads(line) for line in buffer.splitlines()]
+
+
+async def test_prepare_runs_as_each_request_is_read_and_its_value_is_the_handler_input() -> None:
+    log: list[str] = []
+    made: list[Started] = []
+
+    def prepare(params: Any, ctx: RequestContext) -> Started:
+        made.append(Started(log, params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        log.append(f"handler {started.params['n']}")
+        return {"n": started.params["n"], "closed": started.closed}
+
+    async with connected_pair(serve_client=False) as (server, _, raw):
+        server.register("work", handler, prepare=prepare)
+        await raw.send(_request(1, "work", 1) + _request(2, "work", 2))  # one chunk, two lines
+        answers = await _lines(raw, 2)
+    # both were prepared while the lines were read, before either request's task ran
+    assert log[:2] == ["prepare 1", "prepare 2"]
+    assert sorted(log[2:]) == ["close 1", "close 2", "handler 1", "handler 2"]
+    assert sorted(a["id"] for a in answers) == [1, 2]
+    assert all(a["result"] == {"n": a["id"], "closed": 0} for a in answers)
+    assert [s.closed for s in made] == [1, 1]  # closed once each, after the handler
+
+
+async def test_a_refused_prepare_is_answered_typed_and_the_handler_never_runs() -> None:
+    ran: list[Any] = []
+
+    def prepare(params: Any, ctx: RequestContext) -> Started:
+        if params["n"] == 1:
+            raise AspError(ErrorCode.INVALID_PARAMS, "params refused", detail="n=1")
+        raise ValueError("a bug")
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        ran.append(started)
+
+    async with connected_pair(serve_client=False) as (server, _, raw):
+        server.register("work", handler, prepare=prepare)
+        refused = await raw_exchange(raw, _request(1, "work", 1))
+        failed = await raw_exchange(raw, _request(2, "work", 2))
+    assert refused["id"] == 1 and refused["error"]["code"] == ErrorCode.INVALID_PARAMS.code
+    assert refused["error"]["message"] == "params refused"
+    assert failed["id"] == 2 and failed["error"]["code"] == ErrorCode.INTERNAL_ERROR.code
+    assert not ran
+
+
+async def test_the_prepared_value_is_closed_when_the_handler_fails_or_is_cancelled() -> None:
+    log: list[str] = []
+    made: list[Started] = []
+    cancelled = anyio.Event()
+
+    def prepare(params: Any, ctx: RequestContext) -> Started:
+        made.append(Started(log, params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        if started.params["n"] == 1:
+            raise RuntimeError("handler bug")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    async with connected_pair() as (server, client, _):
+        server.register("work", handler, prepare=prepare)
+        with pytest.raises(AspError) as failed:
+            await client.request("work", {"n": 1}, timeout=5)
+        with pytest.raises(RequestTimeout):  # the client sends $/cancelRequest
+            await client.request("work", {"n": 2}, timeout=0.05)
+        with anyio.fail_after(5):
+            await cancelled.wait()
+            while made[1].closed == 0:
+                await anyio.sleep(0.01)
+    assert failed.value.code == ErrorCode.INTERNAL_ERROR.code
+    assert [s.closed for s in made] == [1, 1]
+
+
+async def test_a_request_read_as_the_endpoint_shuts_down_has_its_prepared_value_closed() -> None:
+    """The endpoint is shut down in the very step that read the request: its handler is
+    cancelled at its first checkpoint, and what `prepare` started is closed all the same."""
+    log: list[str] = []
+    made: list[Started] = []
+    ran: list[str] = []
+    a, b = socket.socketpair()
+    server_stream = await SocketStream.from_socket(a)
+    raw = await SocketStream.from_socket(b)
+    server = JsonRpcEndpoint(server_stream, server_stream, name="server")
+    async with anyio.create_task_group() as tg:
+
+        def prepare(params: Any, ctx: RequestContext) -> Started:
+            made.append(Started(log, params))
+            tg.cancel_scope.cancel()  # the whole endpoint stops here
+            return made[-1]
+
+        async def handler(started: Started, ctx: RequestContext) -> Any:
+            await anyio.sleep(0)
+            ran.append("past its first checkpoint")
+
+        server.register("work", handler, prepare=prepare)
+        tg.start_soon(server.serve)
+        await raw.send(_request(1, "work", 1))
+        await anyio.sleep_forever()
+    await raw.aclose()
+    assert not ran
+    assert [s.closed for s in made] == [1]
