@@ -100,26 +100,27 @@ def compact_json(value: Any) -> bytes:
         raise UnencodableMessage(str(exc)) from exc
 
 
+def encode_message(message: dict[str, Any]) -> bytes:
+    """One NDJSON line: JSON escapes any newline inside strings."""
+    return compact_json(message) + b"\n"
+
+
 @dataclass(frozen=True)
 class EncodedJson:
-    """A value already encoded by `compact_json`, written as it is where the value would be: a
-    result whose bytes were made ahead of time (the host drafts its status answer while git
-    runs). The line is then byte for byte the one the value itself gives: the encoder writes an
-    object as its members' encodings joined, so splicing in a member's bytes changes nothing."""
+    """A result already encoded by `compact_json`, answered as it is (`encode_result`): its
+    bytes were made ahead of time (the host drafts its status answer while git runs)."""
 
     data: bytes
 
 
-def encode_message(message: dict[str, Any]) -> bytes:
-    """One NDJSON line: JSON escapes any newline inside strings. Members given as `EncodedJson`
-    are spliced in as they are."""
-    if not any(isinstance(value, EncodedJson) for value in message.values()):
-        return compact_json(message) + b"\n"
-    members = (
-        compact_json(key) + b":" + (v.data if isinstance(v, EncodedJson) else compact_json(v))
-        for key, v in message.items()
-    )
-    return b"{" + b",".join(members) + b"}\n"
+def encode_result(request_id: Any, result: Any) -> bytes:
+    """The line answering *request_id* with *result*: `encode_message` of the response, with an
+    `EncodedJson` result spliced in as it is — the same bytes, as the encoder writes an object
+    as its members' encodings joined (`compact_json` of the id still raises for no JSON text)."""
+    if isinstance(result, EncodedJson):
+        head = b'{"jsonrpc":"2.0","id":' + compact_json(request_id) + b',"result":'
+        return head + result.data + b"}\n"
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 class _FdReceiveStream(ByteReceiveStream):

@@ -24,7 +24,13 @@ from asp_protocol.errors import (
     ErrorCode,
     RequestTimeout,
 )
-from asp_protocol.framing import LineReader, OversizedLine, UnencodableMessage, encode_message
+from asp_protocol.framing import (
+    LineReader,
+    OversizedLine,
+    UnencodableMessage,
+    encode_message,
+    encode_result,
+)
 from asp_protocol.handling import close_prepared, logged_call, prepared_input, run_handler
 from asp_protocol.pipes import LoopReceiveStream
 from asp_protocol.replies import lone_reply, reply_error_code, settle
@@ -166,12 +172,12 @@ class JsonRpcEndpoint:
 
     async def _send(
         self,
-        message: dict[str, Any],
+        message: dict[str, Any] | bytes,
         kind: Literal["request", "response", "error", "notification", "invalid"],
         method: str | None,
         request_id: RequestId | None,
     ) -> None:
-        data = encode_message(message)
+        data = message if isinstance(message, bytes) else encode_message(message)
         async with self._send_lock:
             if self._closed and kind != "response" and kind != "error":
                 raise ConnectionClosed(f"{self.name}: {self._close_reason}")
@@ -183,10 +189,9 @@ class JsonRpcEndpoint:
         self._trace("out", kind, method, request_id, len(data))
 
     async def _respond(self, request_id: RequestId | None, result: Any) -> None:
-        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
         with suppress(ConnectionClosed):
             try:
-                await self._send(message, "response", None, request_id)
+                await self._send(encode_result(request_id, result), "response", None, request_id)
             except UnencodableMessage as exc:  # still answered: typed, saying why
                 await self._respond_error(request_id, unencodable_result(self.name, exc))
 

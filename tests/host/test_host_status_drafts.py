@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asp_protocol.framing import EncodedJson, compact_json, encode_message
+from asp_protocol.framing import EncodedJson, compact_json, encode_result
 from reference_host.cli import build_context
 from reference_host.receipts import Clock
 from reference_host.status import drafts
@@ -129,4 +129,4 @@ def test_the_wire_line_of_a_status_is_the_encoding_of_its_value(tmp_path: Path) 
     for n, line in enumerate(lines):
         message = json.loads(line)
         assert message["id"] == f"r{n}" and "result" in message
-        assert encode_message(message) == line
+        assert encode_result(message["id"], message["result"]) == line

@@ -11,7 +11,13 @@ import pytest
 
 from asp_protocol.canonical import strict_loads
 from asp_protocol.errors import AspError, ErrorCode
-from asp_protocol.framing import EncodedJson, UnencodableMessage, compact_json, encode_message
+from asp_protocol.framing import (
+    EncodedJson,
+    UnencodableMessage,
+    compact_json,
+    encode_message,
+    encode_result,
+)
 from asp_protocol.jsonrpc import RequestContext
 from tests.protocol.test_protocol_jsonrpc import connected_pair
 from tests.support.definitions import require_definitions
@@ -58,8 +64,9 @@ def test_json_values_encode_byte_for_byte_and_round_trip(value: Any) -> None:
 @pytest.mark.parametrize("value", [{"a": [1, 2.5, None, "x\n\u2028"]}, [], "s", 0, None, {}])
 def test_a_result_given_as_its_encoding_makes_the_same_line(request_id: Any, value: Any) -> None:
     message = {"jsonrpc": "2.0", "id": request_id, "result": value}
-    spliced = {"jsonrpc": "2.0", "id": request_id, "result": EncodedJson(compact_json(value))}
-    assert encode_message(spliced) == encode_message(message) == _stdlib(message)
+    spliced = encode_result(request_id, EncodedJson(compact_json(value)))
+    assert spliced == encode_result(request_id, value) == encode_message(message)
+    assert spliced == _stdlib(message)
 
 
 def test_an_exponent_float_is_the_same_number() -> None:
