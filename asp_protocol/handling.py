@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode
-from asp_protocol.rpc_types import Inflight, Prepare, RequestContext, RequestHandler
+from asp_protocol.rpc_types import Inflight, Prepare, RequestHandler
 
 log = logging.getLogger("asp_protocol.jsonrpc")
 
@@ -35,15 +35,15 @@ def internal_error(endpoint: str, method: str, exc: Exception) -> AspError:
 
 
 def prepared_input(
-    endpoint: str, prepare: Prepare, params: Any, context: RequestContext
+    endpoint: str, method: str, prepare: Prepare, params: Any
 ) -> tuple[Any, AspError | None]:
     """(the handler's input, None), or (None, the error to answer) when `prepare` refused."""
     try:
-        return prepare(params, context), None
+        return prepare(params), None
     except AspError as error:
         return None, error
     except Exception as exc:
-        return None, internal_error(endpoint, context.method, exc)
+        return None, internal_error(endpoint, method, exc)
 
 
 async def run_handler(

@@ -113,8 +113,8 @@ class JsonRpcEndpoint:
         prepare: Prepare | None = None,
     ) -> None:
         """Serve *method*. A cooperative handler is told of `$/cancelRequest` instead of being
-        cancelled. With *prepare*, `prepare(params, context)` runs as the request is read and
-        its value is the handler's input (handling.py says when it is closed)."""
+        cancelled. With *prepare*, `prepare(params)` runs as the request is read and its value
+        is the handler's input (handling.py says when it is closed)."""
         self._handlers[method] = Registration(handler, cooperative_cancel, prepare)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
@@ -296,15 +296,15 @@ class JsonRpcEndpoint:
                 AspError(ErrorCode.METHOD_NOT_FOUND, "method not found", detail=method[:200]),
             )
             return
+        params, refused = message.get("params"), None
+        if registration.prepare is not None:  # first: before the task's first turn (handling.py)
+            params, refused = prepared_input(self.name, method, registration.prepare, params)
         context = RequestContext(request_id, method, self)
         inflight = Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
+        inflight.prepared = params if registration.prepare is not None else None
         self._inflight[request_id] = inflight
         if self._idle.is_set():
             self._idle = anyio.Event()
-        params, refused = message.get("params"), None
-        if registration.prepare is not None:  # before the task's first turn (handling.py)
-            params, refused = prepared_input(self.name, registration.prepare, params, context)
-            inflight.prepared = params
         tg.start_soon(self._run_handler, registration.handler, params, inflight, refused)
 
     async def _run_handler(

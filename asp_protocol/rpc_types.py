@@ -60,7 +60,7 @@ class Prepared(Protocol):
     def close(self) -> None: ...
 
 
-Prepare = Callable[[Any, RequestContext], Prepared]
+Prepare = Callable[[Any], Prepared]
 
 
 @dataclass

@@ -85,7 +85,7 @@ def _status_like(fn: StatusLike, ctx: HostContext) -> tuple[Prepare, RequestHand
     """A status-like method on the event loop (`status/snapshot.py` says when it hops), its
     `git status` started as the request is read (asp_protocol/handling.py)."""
 
-    def prepare(params: Any, rpc: RequestContext) -> _StatusStart:
+    def prepare(params: Any) -> _StatusStart:
         return _StatusStart(ctx, params)
 
     async def handler(start: _StatusStart, rpc: RequestContext) -> Any:

@@ -47,7 +47,7 @@ async def test_prepare_runs_as_each_request_is_read_and_its_value_is_the_handler
     log: list[str] = []
     made: list[Started] = []
 
-    def prepare(params: Any, ctx: RequestContext) -> Started:
+    def prepare(params: Any) -> Started:
         made.append(Started(log, params))
         return made[-1]
 
@@ -70,7 +70,7 @@ async def test_prepare_runs_as_each_request_is_read_and_its_value_is_the_handler
 async def test_a_refused_prepare_is_answered_typed_and_the_handler_never_runs() -> None:
     ran: list[Any] = []
 
-    def prepare(params: Any, ctx: RequestContext) -> Started:
+    def prepare(params: Any) -> Started:
         if params["n"] == 1:
             raise AspError(ErrorCode.INVALID_PARAMS, "params refused", detail="n=1")
         raise ValueError("a bug")
@@ -93,7 +93,7 @@ async def test_the_prepared_value_is_closed_when_the_handler_fails_or_is_cancell
     made: list[Started] = []
     cancelled = anyio.Event()
 
-    def prepare(params: Any, ctx: RequestContext) -> Started:
+    def prepare(params: Any) -> Started:
         made.append(Started(log, params))
         return made[-1]
 
@@ -131,7 +131,7 @@ async def test_a_request_read_as_the_endpoint_shuts_down_has_its_prepared_value_
     server = JsonRpcEndpoint(server_stream, server_stream, name="server")
     async with anyio.create_task_group() as tg:
 
-        def prepare(params: Any, ctx: RequestContext) -> Started:
+        def prepare(params: Any) -> Started:
             made.append(Started(log, params))
             tg.cancel_scope.cancel()  # the whole endpoint stops here
             return made[-1]
