@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from bridge.ext.bakeoff import cases
-from bridge.ext.bakeoff.compare import compare
+from bridge.ext.bakeoff import cases, runner
+from bridge.ext.bakeoff.compare import CaseComparison, compare
+from bridge.ext.bakeoff.mcp_runner import variant_name
 from bridge.ext.bakeoff.plan import DEFAULT_HOST, BindingRun, Step
 from bridge.ext.bakeoff.report import CaseResult, build_report, render_markdown
 from bridge.ext.bakeoff.runner import run_bakeoff
@@ -177,6 +178,47 @@ def _runs(native: dict[str, Any], mcp: dict[str, Any], **kw: Any) -> tuple[Bindi
             steps=[Step("asp/" + method, "result", 2.0, result=mcp, envelope=_envelope(mcp, **kw))],
         ),
     )
+
+
+@pytest.mark.anyio
+async def test_only_a_run_whose_sdk_client_broke_on_the_cancel_is_carried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's streamable-HTTP client can break on a cancelled request (a late SSE event sent to
+    the request's closed stream); that run is carried once more and says so. A fake stands for the
+    client's failure, which no test can time."""
+    (case,) = cases.select(["cancellation"])
+    calls: list[tuple[str, str]] = []
+
+    async def fake_mcp(
+        prepared: Any, host: str, *, timeout: float, mode: str = "legacy", transport: str = "stdio"
+    ) -> BindingRun:
+        calls.append((mode, transport))
+        run = BindingRun("mcp-extension", variant=variant_name(mode, transport))
+        if calls.count((mode, transport)) == 1 and transport == "streamable-http":
+            broken = mode == "auto"  # the other HTTP variant fails for another reason: kept
+            run.status = "failed"
+            run.reason = "BrokenResourceError: " if broken else "RuntimeError: bridge died"
+        return run
+
+    async def fake_native(prepared: Any, host: str, *, timeout: float) -> BindingRun:
+        return BindingRun("native")
+
+    monkeypatch.setattr(runner, "prepare", lambda case, path, python: object())
+    monkeypatch.setattr(runner, "run_mcp", fake_mcp)
+    monkeypatch.setattr(runner, "run_native", fake_native)
+
+    def fake_compare(case: Any, native: BindingRun, mcp: BindingRun) -> CaseComparison:
+        return CaseComparison(case.name, "compared" if mcp.status == "ran" else "failed")
+
+    monkeypatch.setattr(runner, "compare", fake_compare)
+    result = await runner.run_case(case, "host", repeat=1, timeout=5, all_variants=True)
+    modern_http, _ = result.variants["2026-07-28/http"]
+    assert modern_http.status == "ran" and "BrokenResourceError" in (modern_http.retried or "")
+    legacy_http, _ = result.variants["2025-11-25/http"]
+    assert legacy_http.status == "failed" and legacy_http.retried is None
+    assert calls.count(("auto", "streamable-http")) == 2
+    assert calls.count(("legacy", "streamable-http")) == 1
 
 
 def test_a_binding_difference_fails_the_property_and_the_verdict() -> None:

@@ -128,6 +128,7 @@ class BindingRun:
     stderr_tail: str = ""
     variant: str = ""  # MCP only: "<protocol era>/<transport>", e.g. "2025-11-25/stdio"
     advertised_in: list[str] = field(default_factory=list)  # capability fields naming the extension
+    retried: str | None = None  # why this run is a second attempt (runner.client_broke_on_cancel)
 
     @property
     def final(self) -> Step | None:
