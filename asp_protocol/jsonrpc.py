@@ -18,6 +18,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from asp_protocol import DEFAULT_MAX_LINE_BYTES
+from asp_protocol.early import Early, EarlyLines
 from asp_protocol.errors import (
     AspError,
     ConnectionClosed,
@@ -33,7 +34,7 @@ from asp_protocol.framing import (
 )
 from asp_protocol.handling import close_prepared, logged_call, prepared_input, run_handler
 from asp_protocol.pipes import LoopReceiveStream
-from asp_protocol.replies import lone_reply, reply_error_code, settle
+from asp_protocol.replies import reply_error_code, settle
 from asp_protocol.rpc_types import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
@@ -99,8 +100,11 @@ class JsonRpcEndpoint:
         self._receiving_done = False
         self._close_reason = "connection closed"
         self.closed_event = anyio.Event()
+        self._early = EarlyLines(
+            name, self._reader, self._pending, self._inflight, self._handlers, self._on_response
+        )
         if isinstance(receive, LoopReceiveStream):
-            receive.offer_first(self._take_reply)
+            receive.offer_first(self._early.take)
 
     # -- registration -------------------------------------------------------------------------
 
@@ -116,6 +120,7 @@ class JsonRpcEndpoint:
         cancelled. With *prepare*, `prepare(params)` runs as the request is read and its value
         is the handler's input (handling.py says when it is closed)."""
         self._handlers[method] = Registration(handler, cooperative_cancel, prepare)
+        self._early.prepares = self._early.prepares or prepare is not None
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notification_handlers[method] = handler
@@ -224,6 +229,7 @@ class JsonRpcEndpoint:
                     tg.cancel_scope.cancel()
         finally:
             self._mark_closed("peer closed the stream")
+            self._early.close_all()
 
     def _fail_pending(self, reason: str) -> None:
         """No more responses can arrive: fail what waits, and refuse new requests from now on."""
@@ -242,8 +248,9 @@ class JsonRpcEndpoint:
         self.closed_event.set()
 
     async def _dispatch_line(self, line: bytes | OversizedLine, tg: TaskGroup) -> None:
+        early = self._early.claim(line) if isinstance(line, bytes) else None
         try:
-            message, size = decode_message(line)
+            message, size = (early.message, early.size) if early else decode_message(line)
         except BadMessage as bad:
             self._trace("in", "invalid", None, None, bad.size)
             if not (isinstance(line, OversizedLine) and fail_oversized_reply(self._pending, line)):
@@ -253,7 +260,10 @@ class JsonRpcEndpoint:
         has_id = "id" in message
         if isinstance(method, str):
             if has_id:
-                await self._on_request(message, method, size, tg)
+                try:
+                    await self._on_request(message, method, size, tg, early)
+                finally:  # prepared in the read callback but refused here (a duplicate id)
+                    self._early.close_unused(early)
             else:
                 self._trace("in", "notification", method, None, size)
                 await self._on_notification(method, message.get("params"), tg)
@@ -266,7 +276,7 @@ class JsonRpcEndpoint:
             )
 
     async def _on_request(
-        self, message: dict[str, Any], method: str, size: int, tg: TaskGroup
+        self, message: dict[str, Any], method: str, size: int, tg: TaskGroup, early: Early | None
     ) -> None:
         request_id = message["id"]
         self._trace(
@@ -297,7 +307,9 @@ class JsonRpcEndpoint:
             )
             return
         params, refused = message.get("params"), None
-        if registration.prepare is not None:  # first: before the task's first turn (handling.py)
+        if early is not None and early.prepared:  # prepared in the read callback (early.py)
+            params, refused, early.prepared = early.params, early.refused, False
+        elif registration.prepare is not None:  # first: before the task's first turn
             params, refused = prepared_input(self.name, method, registration.prepare, params)
         context = RequestContext(request_id, method, self)
         inflight = Inflight(anyio.CancelScope(), context, registration.cooperative_cancel)
@@ -358,22 +370,6 @@ class JsonRpcEndpoint:
         handler = self._notification_handlers.get(method)
         if handler is not None:
             tg.start_soon(logged_call, f"{self.name}: notification handler", handler, params)
-
-    def _take_reply(self, chunk: bytes) -> bool:
-        """Settle a reply to our request as it arrives, in the pipe's read callback (replies.py),
-        only while one of ours waits and nothing read before is unprocessed, so messages stay in
-        order; anything else (False) is read by `serve` as before."""
-        if not self._pending or not self._reader.idle:
-            return False
-        found = lone_reply(chunk, self._reader.max_line_bytes)
-        if found is None:
-            return False
-        try:
-            self._on_response(*found)
-        except Exception:  # a read callback must not raise; `serve` meets the same line again
-            log.exception("%s: reply settled in the read callback failed", self.name)
-            return False
-        return True
 
     def _on_response(self, message: dict[str, Any], size: int) -> None:
         request_id = message.get("id")

@@ -2,8 +2,8 @@
 settling the request waiting for it.
 
 A reply is settled from two places in `jsonrpc.JsonRpcEndpoint`: its read loop, and the pipe's
-read callback for a reply that arrives alone in one chunk (a round trip then costs one loop turn
-less). Both go through `settle`, so a reply means the same thing either way.
+read callback for a reply that arrives alone in one chunk (early.py: a round trip then costs one
+loop turn less). Both go through `settle`, so a reply means the same thing either way.
 """
 
 from __future__ import annotations
@@ -14,21 +14,22 @@ from asp_protocol.errors import AspError, ProtocolViolation
 from asp_protocol.rpc_types import BadMessage, Pending, decode_message
 
 
-def lone_reply(chunk: bytes, max_line_bytes: int) -> tuple[dict[str, Any], int] | None:
+def lone_message(chunk: bytes, max_line_bytes: int) -> tuple[dict[str, Any], int] | None:
     """(message, size) when *chunk* is exactly one whole line within *max_line_bytes* holding a
-    response (a result or an error, no method); None for anything else, which the read loop
-    then reads as usual."""
+    JSON-RPC message; None for anything else, which the read loop then reads as usual."""
     if chunk.find(b"\n") != len(chunk) - 1 or len(chunk) > max_line_bytes:
         return None
     try:
-        message, size = decode_message(chunk[:-1])
+        return decode_message(chunk[:-1])
     except BadMessage:
         return None
-    if "method" in message or "id" not in message:
-        return None
-    if "result" not in message and "error" not in message:
-        return None
-    return message, size
+
+
+def is_reply(message: dict[str, Any]) -> bool:
+    """A response: an id and a result or an error, no method."""
+    return (
+        "method" not in message and "id" in message and ("result" in message or "error" in message)
+    )
 
 
 def reply_error_code(message: dict[str, Any]) -> int | None:

@@ -61,7 +61,7 @@ def _reply(request_id: Any, result: Any) -> bytes:
 
 async def test_a_whole_reply_line_is_taken_in_the_read_callback_and_nothing_else() -> None:
     async with piped(max_line_bytes=200) as (endpoint, peer):
-        take = endpoint._take_reply
+        take = endpoint._early.take
         assert not take(_reply(1, {}))  # no request of ours waits
         results: list[Any] = []
 

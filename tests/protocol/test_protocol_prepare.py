@@ -4,6 +4,7 @@ value is closed once the request is over, however it ended."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from typing import Any
@@ -15,6 +16,7 @@ from anyio.abc import SocketStream
 from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from tests.protocol.test_protocol_jsonrpc import connected_pair, raw_exchange
+from tests.protocol.test_protocol_pipe_replies import piped
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +149,107 @@ async def test_a_request_read_as_the_endpoint_shuts_down_has_its_prepared_value_
     await raw.aclose()
     assert not ran
     assert [s.closed for s in made] == [1]
+
+
+async def test_over_a_pipe_a_request_line_is_prepared_in_the_read_callback_once() -> None:
+    """A whole request line read from a pipe has its `prepare` step run in the pipe's read
+    callback (no task is running there), before the read loop's turn, and only there."""
+    log: list[str] = []
+    made: list[Started] = []
+    where: list[object] = []
+
+    def prepare(params: Any) -> Started:
+        where.append(asyncio.current_task())
+        made.append(Started(log, params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        return {"n": started.params["n"]}
+
+    async with piped() as (endpoint, peer):
+        endpoint.register("work", handler, prepare=prepare)
+        for n in (1, 2):
+            peer.write(_request(n, "work", n))
+            answer = await peer.next_request()  # the peer reads what the endpoint wrote
+            assert answer == {"jsonrpc": "2.0", "id": n, "result": {"n": n}}
+    assert where == [None, None], "prepared in the read callback, outside any task"
+    assert [s.closed for s in made] == [1, 1] and len(log) == 4
+
+
+async def test_a_prepared_line_the_read_loop_never_reached_is_closed_when_the_endpoint_stops() -> (
+    None
+):
+    made: list[Started] = []
+
+    def prepare(params: Any) -> Started:
+        made.append(Started([], params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        raise AssertionError("never dispatched")
+
+    async with piped() as (endpoint, _):
+        endpoint.register("work", handler, prepare=prepare)
+        assert not endpoint._early.take(_request(1, "work", 1))  # left to the read loop ...
+        assert [s.closed for s in made] == [0]  # ... which never gets the line: it came here only
+    assert [s.closed for s in made] == [1]
+
+
+async def test_a_duplicate_id_read_in_the_callback_is_not_prepared_and_is_refused() -> None:
+    made: list[Started] = []
+    release = anyio.Event()
+
+    def prepare(params: Any) -> Started:
+        made.append(Started([], params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        await release.wait()
+        return "first"
+
+    async with piped() as (endpoint, peer):
+        endpoint.register("work", handler, prepare=prepare)
+        peer.write(_request(7, "work", 1))
+        while not endpoint._inflight:
+            await anyio.sleep(0.01)
+        peer.write(_request(7, "work", 2))
+        duplicate = await peer.next_request()
+        release.set()
+        first = await peer.next_request()
+    assert duplicate["id"] == 7 and duplicate["error"]["code"] == -32600
+    assert first == {"jsonrpc": "2.0", "id": 7, "result": "first"}
+    assert [s.params["n"] for s in made] == [1] and made[0].closed == 1
+
+
+async def test_a_line_prepared_in_the_callback_but_refused_by_the_read_loop_is_closed_at_once() -> (
+    None
+):
+    """The read loop decides: a line prepared in the read callback whose id the loop then finds
+    in flight is answered as a duplicate, and what was prepared for it is closed there and then."""
+    made: list[Started] = []
+    release = anyio.Event()
+
+    def prepare(params: Any) -> Started:
+        made.append(Started([], params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        await release.wait()
+        return "first"
+
+    async with piped() as (endpoint, peer):
+        endpoint.register("work", handler, prepare=prepare)
+        second = _request(7, "work", 2)
+        assert not endpoint._early.take(second)  # prepared now, its line read later
+        peer.write(_request(7, "work", 1))
+        while not endpoint._inflight:
+            await anyio.sleep(0.01)
+        peer.write(second)
+        duplicate = await peer.next_request()
+        closed_then = [s.closed for s in made]
+        release.set()
+        first = await peer.next_request()
+    assert duplicate["id"] == 7 and duplicate["error"]["code"] == -32600
+    assert first == {"jsonrpc": "2.0", "id": 7, "result": "first"}
+    assert [s.params["n"] for s in made] == [2, 1]
+    assert closed_then == [1, 0], "the refused line's prepared input closed with its answer"
