@@ -1,75 +1,131 @@
-"""A status-like answer drafted while git runs is encoded then too; after git only its two stamps
-are encoded and put in.
+"""A status-like answer drafted and encoded while git runs, with placeholders for what only git's
+answer and the clock can give; after git only those values are encoded and put in.
 
-`status_like_wire` (results.py) drafts the answer from the guessed snapshot while `git status`
-runs (status/snapshot.py); when git's answer confirms the guess, all that changes are the
-receipt's `issuedAt` and `timing`, taken when the answer is ready. Encoding the whole answer
-(about 9 KB on a small repository) at that point costs the status a tenth of a millisecond of
-latency; here it is encoded while git runs with a placeholder string in place of each stamp,
-and cut around the placeholders' encodings; afterwards the pieces are joined with the stamps'
-encodings in between (no search after git: a `bytes.replace` over the 9 KB costs up to 0.1 ms).
+`status_like_wire` (results.py) builds the answer while `git status` runs (status/snapshot.py),
+under the policy and provider views the guessed state implies, from a *template state*
+(`_TemplateState`) that holds placeholder strings for the work tree's `rev` and `dirty` digest
+and says git is usable — and nothing else: an answer that reads any other part of the state
+raises AttributeError there, and is then built after git as before. The receipt's `issuedAt`
+and `timing` get placeholders too. The draft is encoded once and cut around the placeholders'
+encodings. When git has answered with a usable state under the same policy (whether or not the
+guess was right), the pieces are joined with the encodings of that state's `rev` and `dirty`
+and of the stamps taken now: building and encoding the 9 KB answer after git cost a status
+0.2-0.4 ms of latency; the join costs a few microseconds.
 
-The bytes are those the stamped answer itself would encode to: the encoder writes an object as
-its members' encodings joined, so a member's encoding can be swapped for another's. The swap is
-done only where it is unambiguous: each placeholder's encoding (a quoted string with nothing to
-escape) must occur exactly once in the draft's bytes — it occurs at least once, where it was put,
-so exactly once means only there. Otherwise (or when the draft cannot be encoded) the stamps go
-into the dict and the endpoint encodes it as usual.
+The bytes are those the answer built from that state would encode to: the encoder writes a
+string value as its own encoding wherever it sits, so a placeholder's encoding can be swapped for
+the value's. That holds when every placeholder in the draft is a whole string value the answer
+took as it was, which is checked: the placeholders carry a random token drawn when the host
+starts and never written anywhere, so no workspace or policy text can hold it; it must occur in
+the encoded draft exactly as many times as the placeholders were found as whole strings (a value
+made *from* a placeholder would show the token elsewhere). Otherwise, or when the state git gave
+is unusable or differs in whether it has a `dirty` digest, the answer is built after git.
+tests/host/test_host_status_drafts.py compares the joined answer with the built one.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from asp_protocol.framing import EncodedJson, UnencodableMessage, compact_json
 from reference_host.receipts import Clock
+from reference_host.repo.workspace import WorkTreeState
+from reference_host.status.snapshot import Snapshot
 
-_TOKEN = secrets.token_hex(16)  # unguessable, so no workspace string can force the fallback
-_ISSUED = f"asp-draft-issuedAt-{_TOKEN}"
-_TIMING = f"asp-draft-timing-{_TOKEN}"
-_ISSUED_JSON = compact_json(_ISSUED)
-_TIMING_JSON = compact_json(_TIMING)
+_TOKEN = secrets.token_hex(16)
+_REV, _DIRTY, _ISSUED, _TIMING = (f"asp-draft-{n}-{_TOKEN}" for n in ("rev", "dirty", "at", "time"))
+_ENCODED = {compact_json(p): n for n, p in enumerate((_REV, _DIRTY, _ISSUED, _TIMING))}
+_FIND = re.compile(b"|".join(re.escape(e) for e in _ENCODED))
+
+
+class _TemplateState:
+    """The state a draft is built from: placeholders for `rev` and `dirty`, git usable, and no
+    other attribute (reading one is an AttributeError: that answer is not drafted)."""
+
+    __slots__ = ("dirty",)
+    rev = _REV
+    unusable = None
+
+    def __init__(self, dirty: bool) -> None:
+        self.dirty = _DIRTY if dirty else None
+
+    def baseline(self) -> dict[str, str]:
+        return WorkTreeState.baseline(cast(WorkTreeState, self))  # the real one: same keys, order
 
 
 @dataclass(frozen=True)
 class Draft:
-    """A drafted answer, and its encoding cut around the stamps: the pieces before, between and
-    after them, and which stamp comes first (None: stamp the dict)."""
+    """An answer encoded but for its placeholders: the pieces between them, which placeholder
+    each gap is (0 rev, 1 dirty, 2 issuedAt, 3 timing), and whether it has a `dirty` digest;
+    and the same with the guessed state's rev and dirty already in (`guessed`: only the stamps'
+    gaps left, for when git's answer is that state)."""
 
-    value: dict[str, Any]
-    pieces: tuple[bytes, bytes, bytes] | None
-    issued_first: bool = True
+    pieces: tuple[bytes, ...]
+    gaps: tuple[int, ...]
+    dirty: bool
+    guessed: tuple[WorkTreeState, tuple[bytes, ...], tuple[int, ...]] | None = None
 
 
-def draft(value: dict[str, Any]) -> Draft:
-    """*value* (a status-like result with a top-level `receipt`) encoded but for its stamps."""
+def draft(build: Callable[[Snapshot], dict[str, Any]], guessed: Snapshot) -> Draft | None:
+    """`build`'s answer from the guessed snapshot's policy and views and a template state,
+    encoded and cut (None: it cannot be drafted; see the module docstring)."""
+    dirty = guessed.state.dirty is not None
+    try:
+        value = build(replace(guessed, state=cast(WorkTreeState, _TemplateState(dirty))))
+    except AttributeError:
+        return None  # the answer reads more of the state than a template has
     marked = {**value, "receipt": {**value["receipt"], "issuedAt": _ISSUED, "timing": _TIMING}}
     try:
         data = compact_json(marked)
     except UnencodableMessage:
-        return Draft(value, None)  # the endpoint answers it typed, as for any such result
-    if data.count(_ISSUED_JSON) != 1 or data.count(_TIMING_JSON) != 1:
-        return Draft(value, None)
-    issued, timing = data.find(_ISSUED_JSON), data.find(_TIMING_JSON)
-    (first, first_len), (second, second_len) = sorted(
-        ((issued, len(_ISSUED_JSON)), (timing, len(_TIMING_JSON)))
-    )
-    pieces = (data[:first], data[first + first_len : second], data[second + second_len :])
-    return Draft(value, pieces, issued < timing)
+        return None  # built after git, and answered typed by the endpoint as any such result
+    found = list(_FIND.finditer(data))
+    if data.count(_TOKEN.encode()) != len(found):
+        return None  # a placeholder inside another value: not a whole string the answer took
+    cuts = [0] + [edge for m in found for edge in m.span()] + [len(data)]
+    pieces = tuple(data[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts), 2))
+    template = Draft(pieces, tuple(_ENCODED[m.group()] for m in found), dirty)
+    state = guessed.state
+    if state.unusable is not None:
+        return template
+    known = _join(template, (compact_json(state.rev), compact_json(state.dirty)), stop=2)
+    return replace(template, guessed=(state, *known))
 
 
-def stamped(drafted: Draft, clock: Clock) -> dict[str, Any] | EncodedJson:
-    """The draft with its receipt stamped now: `timing` ends now, `issuedAt` is its end."""
+def _join(
+    drafted: Draft, encoded: tuple[bytes, ...], stop: int
+) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+    """The draft's gaps below *stop* filled with *encoded*: (pieces, the gaps left)."""
+    pieces, gaps, run = [], [], [drafted.pieces[0]]
+    for gap, piece in zip(drafted.gaps, drafted.pieces[1:], strict=True):
+        if gap < stop:
+            run += (encoded[gap], piece)
+        else:
+            pieces.append(b"".join(run))
+            gaps.append(gap)
+            run = [piece]
+    pieces.append(b"".join(run))
+    return tuple(pieces), tuple(gaps)
+
+
+def filled(drafted: Draft, state: WorkTreeState, clock: Clock) -> EncodedJson | None:
+    """The answer for *state* with its receipt stamped now (`timing` ends now, `issuedAt` is its
+    end), or None when the draft does not fit the state (unusable, or `dirty` there or not)."""
+    if state.unusable is not None or (state.dirty is not None) != drafted.dirty:
+        return None
     timing = clock.timing()
-    issued = timing["endedAt"]  # one clock reading, not two
-    if drafted.pieces is None:
-        receipt = drafted.value["receipt"]
-        receipt["timing"] = timing
-        receipt["issuedAt"] = issued
-        return drafted.value
-    stamps = (compact_json(issued), compact_json(timing))
-    first, second = stamps if drafted.issued_first else stamps[::-1]
-    head, middle, tail = drafted.pieces
-    return EncodedJson(b"".join((head, first, middle, second, tail)))
+    stamps = (compact_json(timing["endedAt"]), compact_json(timing))  # one clock reading
+    if drafted.guessed is not None and drafted.guessed[0] is state:  # git confirmed the guess
+        pieces, gaps = drafted.guessed[1:]
+        encoded: tuple[bytes, ...] = (b"", b"", *stamps)
+    else:
+        pieces, gaps = drafted.pieces, drafted.gaps
+        encoded = (compact_json(state.rev), compact_json(state.dirty), *stamps)
+    parts = [pieces[0]]
+    for gap, piece in zip(gaps, pieces[1:], strict=True):
+        parts += (encoded[gap], piece)
+    return EncodedJson(b"".join(parts))

@@ -28,7 +28,7 @@ from reference_host.receipts import (
     assurance_block,
     build_receipt,
 )
-from reference_host.status.drafts import Draft, draft, stamped
+from reference_host.status.drafts import Draft, draft, filled
 from reference_host.status.snapshot import Reading, Snapshot, snapshot, snapshot_async
 
 StatusLike = Callable[[HostContext, Any, Snapshot], dict[str, Any]]
@@ -195,22 +195,25 @@ async def status_like_async(
     """`fn(ctx, params, snapshot)` for the event loop: drafted while git runs when the last
     reading predicts the snapshot (status/snapshot.py), then only its receipt's `issuedAt` and
     `timing` — the two stamps `build_receipt` takes at build time — are taken again."""
-    answer = await status_like_wire(fn, ctx, params, reading, encode=False)
-    assert isinstance(answer, dict)
-    return answer
+    snap, drafted = await snapshot_async(ctx, lambda guess: fn(ctx, params, guess), reading)
+    if drafted is None:
+        return fn(ctx, params, snap)
+    receipt = drafted["receipt"]
+    receipt["timing"] = snap.clock.timing()
+    receipt["issuedAt"] = receipt["timing"]["endedAt"]  # one clock reading, not two
+    return drafted
 
 
 async def status_like_wire(
-    fn: StatusLike, ctx: HostContext, params: Any, reading: Reading | None, encode: bool = True
+    fn: StatusLike, ctx: HostContext, params: Any, reading: Reading | None
 ) -> dict[str, Any] | EncodedJson:
-    """`status_like_async` for the wire: a confirmed draft was encoded while git ran and is
-    answered as those bytes with its stamps put in (status/drafts.py)."""
+    """`status_like_async` for the wire: drafted and encoded while git runs with placeholders
+    for the state's rev and dirty digest and the stamps, which are put in once git has answered
+    (status/drafts.py); else built after git."""
 
-    def make(guess: Snapshot) -> Draft:
-        value = fn(ctx, params, guess)
-        return draft(value) if encode else Draft(value, None)
+    def make(guess: Snapshot) -> Draft | None:
+        return draft(lambda snap: fn(ctx, params, snap), guess)
 
-    snap, drafted = await snapshot_async(ctx, make, reading)
-    if drafted is None:
-        return fn(ctx, params, snap)
-    return stamped(drafted, snap.clock)
+    snap, drafted = await snapshot_async(ctx, make, reading, same_state=False)
+    answer = filled(drafted, snap.state, snap.clock) if drafted is not None else None
+    return answer if answer is not None else fn(ctx, params, snap)

@@ -90,10 +90,13 @@ async def snapshot_async(
     ctx: HostContext,
     draft: Callable[[Snapshot], Drafted] | None = None,
     reading: Reading | None = None,
+    *,
+    same_state: bool = True,
 ) -> tuple[Snapshot, Drafted | None]:
     """`snapshot` on the event loop, with a worker thread only for what could block it; and
     `draft(guessed snapshot)`, made while git runs, when the snapshot turned out to be that one
-    (same state, same policy: the draft is then what `draft(snapshot)` gives but its timing).
+    (same state, same policy: the draft is then what `draft(snapshot)` gives but its timing) —
+    or, not *same_state*, when it has that policy and views (status/drafts.py's drafts).
     *reading*: the one `start_reading` began for this request (closed here), else begun now."""
     reading = reading if reading is not None else start_reading(ctx)
     if reading.pending is None:
@@ -121,7 +124,8 @@ async def snapshot_async(
     else:
         policy = await anyio.to_thread.run_sync(ctx.policy_for, state)
     snap = _snapshot(ctx, state, policy, guess, views, clock)
-    return snap, drafted if state is guessed and policy is guess else None
+    fits = policy is guess and (state is guessed or not same_state)
+    return snap, drafted if fits else None
 
 
 def _guessed_views(ctx: HostContext) -> tuple[EffectivePolicy | None, Views | None]:

@@ -18,6 +18,7 @@ import pytest
 from asp_protocol.framing import EncodedJson, compact_json, encode_result
 from reference_host.cli import build_context
 from reference_host.receipts import Clock
+from reference_host.repo.workspace import WorkTreeState
 from reference_host.status import drafts
 from reference_host.status.results import (
     StatusLike,
@@ -41,63 +42,115 @@ def _wire(ctx: Any, fn: StatusLike) -> dict[str, Any] | EncodedJson:
     return anyio.run(main)
 
 
+def _built(ctx: Any, fn: StatusLike) -> dict[str, Any]:
+    """The same answer built the plain way, right after (nothing changed in between)."""
+    return anyio.run(status_like_async, fn, ctx, {})
+
+
+def _rewrite(repo: Path) -> None:
+    (repo / "a.py").write_text("x = 3\n")  # same size: git answers the same bytes
+
+
+def _add(repo: Path) -> None:
+    (repo / "added.py").write_text("new\n")  # git's answer changes: the guess is dropped
+
+
+def _clean(repo: Path) -> None:
+    (repo / "a.py").write_text("x = 1\n")  # back to HEAD (the guess, compared now, says so)
+
+
 @pytest.mark.usefixtures("settled")
 @pytest.mark.parametrize("fn", [host_status, host_capabilities, host_authority_status])
-def test_a_confirmed_draft_is_answered_as_the_bytes_of_the_stamped_answer(
-    tmp_path: Path, fn: StatusLike
+@pytest.mark.parametrize(
+    "change", [_rewrite, _add, _clean], ids=["guess confirmed", "guess dropped", "now clean"]
+)
+def test_a_drafted_answer_is_the_bytes_of_the_answer_built_from_gits_state(
+    tmp_path: Path, fn: StatusLike, change: Any
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n", "b.py": "y = 1\n"})
     (repo / "a.py").write_text("x = 2\n")
     ctx = build_context(repo, None, "advisory")
     assert isinstance(_wire(ctx, fn), dict), "no earlier reading: nothing drafted"
+    before = _built(ctx, fn)
+    change(repo)
     answer = _wire(ctx, fn)
-    assert isinstance(answer, EncodedJson), "the same git answer again: the encoded draft"
+    assert isinstance(answer, EncodedJson), "drafted while git ran, its placeholders filled"
     value = json.loads(answer.data)
     assert compact_json(value) == answer.data  # exactly the encoder's bytes for that value
-    built = anyio.run(status_like_async, fn, ctx, {})
+    built = _built(ctx, fn)
     assert _unstamped(value) == _unstamped(built)
     assert list(value["receipt"]) == list(built["receipt"])  # every member in its place
+    assert value["receipt"]["baseline"] == built["receipt"]["baseline"]
+    assert value["receipt"]["baseline"] != before["receipt"]["baseline"]  # git's new state's
     receipt = value["receipt"]
     assert receipt["issuedAt"] == receipt["timing"]["endedAt"]
     assert receipt["timing"]["startedAt"] <= receipt["timing"]["endedAt"]
 
 
-def _receipted(**receipt: Any) -> dict[str, Any]:
-    return {"before": "x", "receipt": receipt, "after": [1, 2]}
+@pytest.mark.usefixtures("settled")
+def test_an_answer_that_reads_more_of_the_state_or_reworks_a_value_is_built_after_git(
+    tmp_path: Path,
+) -> None:
+    """A template state has `rev`, `dirty`, `baseline()` and `unusable` only, and a placeholder
+    must be taken as a whole value: otherwise the answer is built from git's state."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    (repo / "a.py").write_text("x = 2\n")
+    ctx = build_context(repo, None, "advisory")
+    drafted: list[Any] = []
+
+    def reads_differing(ctx: Any, params: Any, snap: Any) -> dict[str, Any]:
+        drafted.append(snap.state)
+        return {**host_status(ctx, params, snap), "paths": sorted(snap.state.differing)}
+
+    def reworks_rev(ctx: Any, params: Any, snap: Any) -> dict[str, Any]:
+        drafted.append(snap.state)
+        return {**host_status(ctx, params, snap), "short": f"rev {snap.state.rev}"}
+
+    for fn, extra in ((reads_differing, {"paths": ["a.py"]}), (reworks_rev, None)):
+        _wire(ctx, fn)
+        drafted.clear()
+        answer = _wire(ctx, fn)
+        assert isinstance(answer, dict), "not drafted: built from git's state"
+        assert len(drafted) == 2, "a template was tried, then the answer built after git"
+        assert answer["workspace"]["baseline"] == _built(ctx, host_status)["workspace"]["baseline"]
+        if extra is not None:
+            assert answer["paths"] == extra["paths"]
+        else:
+            assert answer["short"] == f"rev {answer['workspace']['baseline']['rev']}"
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        _receipted(issuedAt="", kind="status", timing={}, failures=[]),
-        _receipted(timing={}, kind="status", issuedAt=""),  # timing first
-        _receipted(kind='é \u2028 "quoted"', issuedAt="", timing={}),
-    ],
-)
-def test_stamping_the_encoded_pieces_gives_the_bytes_of_the_stamped_dict(value: Any) -> None:
-    drafted = drafts.draft(value)
-    assert drafted.pieces is not None
-    answer = drafts.stamped(drafted, Clock())
-    assert isinstance(answer, EncodedJson)
-    stamped = json.loads(answer.data)
-    assert list(stamped["receipt"]) == list(value["receipt"])
-    assert compact_json(stamped) == answer.data
-    assert stamped["receipt"]["issuedAt"] == stamped["receipt"]["timing"]["endedAt"]
-    assert {k: v for k, v in stamped["receipt"].items() if k not in STAMPS} == {
-        k: v for k, v in value["receipt"].items() if k not in STAMPS
-    }
+@pytest.mark.usefixtures("settled")
+def test_a_tree_that_became_dirty_unguessed_is_answered_as_built_from_gits_state(
+    tmp_path: Path,
+) -> None:
+    """Drafted from a clean guess (no dirty digest), git then names a new file: the draft has no
+    place for a dirty digest, so the answer is built after git."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    ctx = build_context(repo, None, "advisory")
+    _wire(ctx, host_status)
+    assert isinstance(_wire(ctx, host_status), EncodedJson)
+    _add(repo)
+    answer = _wire(ctx, host_status)
+    assert isinstance(answer, dict) and answer["receipt"]["baseline"]["dirty"]
+    assert _unstamped(answer) == _unstamped(_built(ctx, host_status))
 
 
-def test_a_placeholder_found_elsewhere_leaves_the_stamps_to_the_dict() -> None:
-    """A string equal to a placeholder elsewhere in the answer would make the cut ambiguous:
-    the stamps then go into the dict, which the endpoint encodes whole."""
-    for name in ("_ISSUED", "_TIMING"):
-        value = _receipted(issuedAt="", timing={}, note=getattr(drafts, name))
-        drafted = drafts.draft(value)
-        assert drafted.pieces is None
-        answer = drafts.stamped(drafted, Clock())
-        assert isinstance(answer, dict) and answer["receipt"]["note"] == getattr(drafts, name)
-        assert answer["receipt"]["issuedAt"] == answer["receipt"]["timing"]["endedAt"]
+def test_a_draft_is_not_filled_for_an_unusable_state_or_another_kind_of_baseline() -> None:
+    clean = WorkTreeState("t", "git:tree:t", {}, {})
+    dirty = WorkTreeState("t", "git:tree:t", {"a": "1"}, {"a": "blob:x"})
+    unusable = WorkTreeState(None, "unavailable:git", {}, {}, unusable="no git")
+    for made_dirty, state, fits in [
+        (True, dirty, True),
+        (True, clean, False),
+        (False, clean, True),
+        (False, dirty, False),
+        (False, unusable, False),
+    ]:
+        template = drafts.Draft((b'{"r":', b',"d":', b"}"), (0, 1), made_dirty)
+        answer = drafts.filled(template, state, Clock())
+        assert (answer is not None) == fits
+        if answer is not None:
+            assert json.loads(answer.data) == {"r": state.rev, "d": state.dirty}
 
 
 def test_the_wire_line_of_a_status_is_the_encoding_of_its_value(tmp_path: Path) -> None:
