@@ -16,12 +16,15 @@ therefore start once the 50 edits are older than that: the steady state of a cli
 status. With `--status-touch`, a second row on the same repository and host rewrites one of the
 edited files (same size, new bytes) before every host call and every git call, so each call
 meets a file changed since the last one, and a third adds a new file or removes it again before
-every call, so git's answer is never the last one.
+every host call (the git call after it sees the same tree), so each host call's git answer
+differs from its last one, and so does each git call's. (Until 1 December 22:58 UTC it flipped
+before the git calls too, so every host call met the same tree as the one before and its guess
+held.)
 
 While git runs the host guesses the state from git's last answer (reference_host/repo/
 gitstatus.py): the steady and touched rows are answered from the guess (git's bytes are the same;
-the touched file is read again meanwhile), the added-or-removed row never is (its answer is
-read and the status built after git, the cost of a guess git does not confirm).
+the touched file is read again meanwhile), the added-or-removed row never is (its state is read
+from git's answer after git, the cost of a guess git does not confirm).
 
 Where the host's time goes, profiled on the 1,000-file repository: `host_status` called
 in-process under cProfile with a CPU clock (its git child's CPU is not the host's; the JSON-RPC
@@ -112,12 +115,17 @@ class Toucher:
 
 
 class Flipper:
-    """Adds a new file, or removes it again, before each call (the third `--status-touch` row)."""
+    """Adds a new file, or removes it again, before each host call (the third `--status-touch`
+    row); called before the git call too, it leaves the tree as the host call saw it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.calls = 0
 
     def __call__(self) -> None:
+        self.calls += 1
+        if self.calls % 2 == 0:
+            return  # before the git call: the tree the host call just read
         if self.path.exists():
             self.path.unlink()
         else:
