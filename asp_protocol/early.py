@@ -31,6 +31,10 @@ from asp_protocol.rpc_types import Inflight, Pending, Prepared, Registration, is
 
 log = logging.getLogger("asp_protocol.jsonrpc")
 
+#: Request lines up to this size are decoded (and prepared) in the read callback; a longer one
+#: (an uploaded blob, say) is left to the read loop, which then decodes it once, as before.
+EARLY_REQUEST_BYTES = 16 * 1024
+
 
 @dataclass
 class Early:
@@ -65,7 +69,8 @@ class EarlyLines:
         """True when the chunk was a reply, settled here; False leaves it to the read loop."""
         if not self._reader.idle:
             return False
-        if not self._pending and not self.prepares:
+        small = len(chunk) <= EARLY_REQUEST_BYTES
+        if not self._pending and not (self.prepares and small):
             return False  # nothing to gain here: no decoding twice
         found = lone_message(chunk, self._reader.max_line_bytes)
         if found is None:
@@ -73,7 +78,8 @@ class EarlyLines:
         message, size = found
         try:
             if "method" in message:
-                self._request(chunk[:-1], message, size)
+                if small:  # a large line is kept (and looked up) by its bytes: not worth it
+                    self._request(chunk[:-1], message, size)
                 return False
             if self._pending and is_reply(message):
                 self._on_response(message, size)

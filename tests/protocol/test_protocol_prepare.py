@@ -13,6 +13,7 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
+from asp_protocol.early import EARLY_REQUEST_BYTES
 from asp_protocol.errors import AspError, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from tests.protocol.test_protocol_jsonrpc import connected_pair, raw_exchange
@@ -253,3 +254,31 @@ async def test_a_line_prepared_in_the_callback_but_refused_by_the_read_loop_is_c
     assert first == {"jsonrpc": "2.0", "id": 7, "result": "first"}
     assert [s.params["n"] for s in made] == [2, 1]
     assert closed_then == [1, 0], "the refused line's prepared input closed with its answer"
+
+
+async def test_a_large_request_line_is_left_whole_to_the_read_loop() -> None:
+    """Only small request lines are decoded in the read callback (a line is kept by its bytes
+    until the read loop claims it); a large one is read, decoded and prepared there, once."""
+    made: list[Started] = []
+
+    def prepare(params: Any) -> Started:
+        made.append(Started([], params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        return len(started.params["pad"])
+
+    async with piped() as (endpoint, peer):
+        endpoint.register("work", handler, prepare=prepare)
+        pad = "x" * EARLY_REQUEST_BYTES
+        line = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "work", "params": {"n": 1, "pad": pad}}
+        )
+        assert not endpoint._early.take(line.encode() + b"\n")
+        assert not made and not endpoint._early._lines, "not decoded, prepared or kept here"
+        assert endpoint._early.take(_request(2, "work", 2)[:-1] + b"\n") is False
+        assert len(made) == 1 and len(endpoint._early._lines) == 1  # a small one is
+        endpoint._early.close_all()
+        peer.write(line.encode() + b"\n")
+        assert await peer.next_request() == {"jsonrpc": "2.0", "id": 1, "result": len(pad)}
+    assert len(made) == 2 and made[1].closed == 1
