@@ -39,6 +39,22 @@ def _request(request_id: int, method: str, n: int) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+def _held_work() -> tuple[list[Started], anyio.Event, Any, Any]:
+    """A `work` method whose inputs are recorded and whose handler answers "first" once released."""
+    made: list[Started] = []
+    release = anyio.Event()
+
+    def prepare(params: Any) -> Started:
+        made.append(Started([], params))
+        return made[-1]
+
+    async def handler(started: Started, ctx: RequestContext) -> Any:
+        await release.wait()
+        return "first"
+
+    return made, release, prepare, handler
+
+
 async def _lines(raw: Any, count: int) -> list[dict[str, Any]]:
     buffer = b""
     while buffer.count(b"\n") < count:
@@ -197,17 +213,7 @@ async def test_a_prepared_line_the_read_loop_never_reached_is_closed_when_the_en
 
 
 async def test_a_duplicate_id_read_in_the_callback_is_not_prepared_and_is_refused() -> None:
-    made: list[Started] = []
-    release = anyio.Event()
-
-    def prepare(params: Any) -> Started:
-        made.append(Started([], params))
-        return made[-1]
-
-    async def handler(started: Started, ctx: RequestContext) -> Any:
-        await release.wait()
-        return "first"
-
+    made, release, prepare, handler = _held_work()
     async with piped() as (endpoint, peer):
         endpoint.register("work", handler, prepare=prepare)
         peer.write(_request(7, "work", 1))
@@ -227,17 +233,7 @@ async def test_a_line_prepared_in_the_callback_but_refused_by_the_read_loop_is_c
 ):
     """The read loop decides: a line prepared in the read callback whose id the loop then finds
     in flight is answered as a duplicate, and what was prepared for it is closed there and then."""
-    made: list[Started] = []
-    release = anyio.Event()
-
-    def prepare(params: Any) -> Started:
-        made.append(Started([], params))
-        return made[-1]
-
-    async def handler(started: Started, ctx: RequestContext) -> Any:
-        await release.wait()
-        return "first"
-
+    made, release, prepare, handler = _held_work()
     async with piped() as (endpoint, peer):
         endpoint.register("work", handler, prepare=prepare)
         second = _request(7, "work", 2)

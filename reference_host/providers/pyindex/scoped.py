@@ -52,6 +52,11 @@ def _everything() -> NoReturn:
     raise Missing(everything=True)
 
 
+def _whole_listing(self: Any) -> Any:
+    """A table's keys, values or items: its whole listing, which a part of the tree cannot give."""
+    _everything()
+
+
 class _Files(dict[str, FileEntry]):
     """Held files; any other path of the tree is Missing; membership and listing are the whole
     tree's (its paths, in order)."""
@@ -81,14 +86,7 @@ class _Files(dict[str, FileEntry]):
     def __len__(self) -> int:
         return len(self.tree)
 
-    def keys(self) -> Any:
-        _everything()
-
-    def values(self) -> Any:
-        _everything()
-
-    def items(self) -> Any:
-        _everything()
+    keys = values = items = _whole_listing
 
 
 class _Defs(dict[str, tuple[FileEntry, Any]]):
@@ -126,14 +124,7 @@ class _ByName(defaultdict[str, Any]):
     def __iter__(self) -> Iterator[str]:
         _everything()
 
-    def keys(self) -> Any:
-        _everything()
-
-    def values(self) -> Any:
-        _everything()
-
-    def items(self) -> Any:
-        _everything()
+    keys = values = items = _whole_listing
 
 
 class Purity:
