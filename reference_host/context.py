@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asp_protocol.vocabulary import CapabilityFamily
 from reference_host.edit.proposals import ProposalStore
 from reference_host.repo.workspace import Workspace, WorkTreeState
 from reference_host.sessions.supervisor import Supervisor
+from reference_host.status.memo import Memo
 from reference_host.trust.manifests import NOT_CLAIMED, InstalledProvider, PinCheck, check_pin
 from reference_host.trust.policy import POLICY_PATH, EffectivePolicy, PinnedProvider, parse_policy
+
+if TYPE_CHECKING:
+    from reference_host.status.drafts import Draft
+    from reference_host.status.snapshot import Views
 
 
 @dataclass
@@ -26,6 +31,10 @@ class HostContext:
     proposals: ProposalStore = field(default_factory=ProposalStore)
     _policies: dict[str | None, EffectivePolicy] = field(default_factory=dict)
     _last_policy: EffectivePolicy | None = None
+    #: the provider views of the last status-like request, kept with all their inputs
+    views_memo: Memo[Views] = field(default_factory=Memo)
+    #: per status-like method, its last drafted answer, kept with all its inputs
+    drafts_memo: dict[object, Memo[Draft]] = field(default_factory=dict)
 
     def recent_policy(self) -> EffectivePolicy | None:
         """The policy the last reading of the workspace found: a guess to start work with while

@@ -29,9 +29,19 @@ class Clock:
     wall: float = field(default_factory=time.time)
     mono: float = field(default_factory=time.perf_counter)
 
+    @cached_property
+    def started_at(self) -> str:
+        """`startedAt`, formatted once (a status stamps its receipt after git: a read per stamp)."""
+        return iso_now(self.wall)
+
     def timing(self) -> dict[str, Any]:
         elapsed = max(0, round((time.perf_counter() - self.mono) * 1000))
-        return {"startedAt": iso_now(self.wall), "endedAt": iso_now(), "elapsedMs": elapsed}
+        return {"startedAt": self.started_at, "endedAt": iso_now(), "elapsedMs": elapsed}
+
+
+def receipt_id(kind: str, clock: Clock) -> str:
+    """A new receipt's id: its kind, its request's start (ms) and a per-process sequence number."""
+    return f"{kind}-{int(clock.wall * 1000)}-{next(_counter)}"
 
 
 def assurance_block(mode: str) -> dict[str, Any]:
@@ -102,7 +112,7 @@ def build_receipt(
     """A receipt whose `failures` mirror `coverage.degraded` and whose coverage is the decision's."""
     clock = request.clock
     receipt: dict[str, Any] = {
-        "receiptId": f"{kind}-{int(clock.wall * 1000)}-{next(_counter)}",
+        "receiptId": receipt_id(kind, clock),
         "issuedAt": iso_now(),
         "kind": kind,
         "host": dict(HOST_IDENTITY),

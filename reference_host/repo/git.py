@@ -115,6 +115,17 @@ class RunningGit:
         self.child.close()
 
 
+def has_git_entry(root: Path) -> bool:
+    """True when `.git` exists (or cannot be looked at) at *root* or any parent directory."""
+    for directory in (root, *root.parents):
+        try:
+            if os.path.lexists(directory / ".git"):
+                return True
+        except OSError:
+            return True
+    return False
+
+
 def git_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every host git call runs with (see the module docstring)."""
     source = os.environ if base is None else base

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest
 from reference_host.repo import gitstatus
-from reference_host.repo.git import GitResult, GitRunner, GitUnusable
+from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
 from reference_host.repo.gitstatus import (
     STATUS_ARGS,
@@ -82,23 +82,14 @@ def _dirty_digest(differing: frozenset[tuple[str, str | None]], uncarried: froze
 
 @dataclass(frozen=True)
 class _Reading:
-    """The last `git status` answer read in full, what it named, and the state it gave."""
+    """The last `git status` answer read in full, what it named, the state it gave, and the
+    identity it found for each path (when a guess finds the same, the state is this one)."""
 
     stdout: bytes
     tree: str
     candidates: dict[str, str | None]
     state: WorkTreeState
-
-
-def _has_git_entry(root: Path) -> bool:
-    """True when `.git` exists (or cannot be looked at) at *root* or any parent directory."""
-    for directory in (root, *root.parents):
-        try:
-            if os.path.lexists(directory / ".git"):
-                return True
-        except OSError:
-            return True
-    return False
+    hashes: Taken
 
 
 class Workspace:
@@ -143,7 +134,7 @@ class Workspace:
             if top is not None:
                 reason = top.reason()
             no_repository = top is None or "not a git repository" in reason
-            if no_repository and not _has_git_entry(self.requested_root):
+            if no_repository and not has_git_entry(self.requested_root):
                 self.mode, self.unusable = "plain", None
             else:
                 self.mode, self.unusable = "unusable", reason
@@ -219,7 +210,7 @@ class Workspace:
             return None
         taken: Taken = {}
         try:
-            state = self._compare(last.tree, last.candidates, on_loop=True, taken=taken)
+            state = self._compare(last.tree, last.candidates, True, taken, last)[0]
         except NeedsReading:
             return None
         return gitstatus.Guess(last.stdout, last.state if state == last.state else state, taken)
@@ -244,14 +235,21 @@ class Workspace:
         tree = self._tree_of(commit)
         if self.runner.filtered_drivers:
             candidates.update(filtered_paths(self.runner, self.tree_entries(tree), candidates))
-            return self._compare(tree, candidates, on_loop, dict(taken or {}))
-        state = self._compare(tree, candidates, on_loop, dict(taken or {}))
-        self._last = _Reading(status.stdout, tree, candidates, state)
+            return self._compare(tree, candidates, on_loop, dict(taken or {}))[0]
+        state, hashes = self._compare(tree, candidates, on_loop, dict(taken or {}))
+        self._last = _Reading(status.stdout, tree, candidates, state, hashes)
         return state
 
     def _compare(
-        self, tree: str, candidates: dict[str, str | None], on_loop: bool, taken: Taken | None
-    ) -> WorkTreeState:
+        self,
+        tree: str,
+        candidates: dict[str, str | None],
+        on_loop: bool,
+        taken: Taken | None,
+        last: _Reading | None = None,
+    ) -> tuple[WorkTreeState, Taken]:
+        """The state of *candidates* against *tree*, and each carried path's identity; *last*:
+        the reading of these very candidates, whose state it is when every identity is its."""
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
         uncarried: dict[str, str] = {}
@@ -267,6 +265,8 @@ class Workspace:
         hashes = self.files.hash_all(wanted, on_loop=on_loop, taken=taken)
         if hashes is None:
             raise NeedsReading
+        if last is not None and hashes == last.hashes:  # identities compared, not only bytes'
+            return last.state, hashes
         for path, head in carried.items():
             found = hashes[path]
             if found is None:
@@ -281,9 +281,10 @@ class Workspace:
                 too_large[path] = found.size
             if head is not None:
                 head_sha1[path] = head
-        return WorkTreeState(
+        state = WorkTreeState(
             tree, f"git:tree:{tree}", head_sha1, differing, uncarried=uncarried, too_large=too_large
         )
+        return state, hashes
 
     def _plain_state(self) -> WorkTreeState:
         entries, uncarried = self.files.walk()

@@ -5,11 +5,11 @@ answer and the clock can give; after git only those values are encoded and put i
 under the policy and provider views the guessed state implies, from a *template state*
 (`_TemplateState`) that holds placeholder strings for the work tree's `rev` and `dirty` digest
 and says git is usable — and nothing else: an answer that reads any other part of the state
-raises AttributeError there, and is then built after git as before. The receipt's `issuedAt`
-and `timing` get placeholders too. The draft is encoded once and cut around the placeholders'
+raises AttributeError there, and is then built after git as before. The receipt's `receiptId`,
+`issuedAt` and `timing` get placeholders too. The draft is encoded once and cut around the placeholders'
 encodings. When git has answered with a usable state under the same policy (whether or not the
 guess was right), the pieces are joined with the encodings of that state's `rev` and `dirty`
-and of the stamps taken now: building and encoding the 9 KB answer after git cost a status
+and of the stamps taken now (a new receipt id among them): building and encoding the 9 KB answer after git cost a status
 0.2-0.4 ms of latency; the join costs a few microseconds.
 
 The bytes are those the answer built from that state would encode to: the encoder writes a
@@ -32,13 +32,14 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from asp_protocol.framing import EncodedJson, UnencodableMessage, compact_json
-from reference_host.receipts import Clock
+from reference_host.receipts import Clock, receipt_id
 from reference_host.repo.workspace import WorkTreeState
 from reference_host.status.snapshot import Snapshot
 
 _TOKEN = secrets.token_hex(16)
-_REV, _DIRTY, _ISSUED, _TIMING = (f"asp-draft-{n}-{_TOKEN}" for n in ("rev", "dirty", "at", "time"))
-_ENCODED = {compact_json(p): n for n, p in enumerate((_REV, _DIRTY, _ISSUED, _TIMING))}
+_NAMES = ("rev", "dirty", "at", "time", "id")
+_REV, _DIRTY, _ISSUED, _TIMING, _ID = (f"asp-draft-{n}-{_TOKEN}" for n in _NAMES)
+_ENCODED = {compact_json(p): n for n, p in enumerate((_REV, _DIRTY, _ISSUED, _TIMING, _ID))}
 _FIND = re.compile(b"|".join(re.escape(e) for e in _ENCODED))
 
 
@@ -60,25 +61,34 @@ class _TemplateState:
 @dataclass(frozen=True)
 class Draft:
     """An answer encoded but for its placeholders: the pieces between them, which placeholder
-    each gap is (0 rev, 1 dirty, 2 issuedAt, 3 timing), and whether it has a `dirty` digest;
-    and the same with the guessed state's rev and dirty already in (`guessed`: only the stamps'
-    gaps left, for when git's answer is that state)."""
+    each gap is (0 rev, 1 dirty, 2 issuedAt, 3 timing, 4 receiptId), whether it has a `dirty`
+    digest, and its receipt's kind; and the same with the guessed state's rev and dirty already
+    in (`guessed`: only the stamps' gaps left, for when git's answer is that state)."""
 
     pieces: tuple[bytes, ...]
     gaps: tuple[int, ...]
     dirty: bool
+    kind: str
     guessed: tuple[WorkTreeState, tuple[bytes, ...], tuple[int, ...]] | None = None
 
 
 def draft(build: Callable[[Snapshot], dict[str, Any]], guessed: Snapshot) -> Draft | None:
     """`build`'s answer from the guessed snapshot's policy and views and a template state,
-    encoded and cut (None: it cannot be drafted; see the module docstring)."""
+    encoded and cut (None: it cannot be drafted; see the module docstring), with the guessed
+    state's values put in (`for_state`)."""
+    made = template(build, guessed)
+    return for_state(made, guessed.state) if made is not None else None
+
+
+def template(build: Callable[[Snapshot], dict[str, Any]], guessed: Snapshot) -> Draft | None:
+    """The draft alone (`guessed` None): what `draft` makes before it puts the guess in."""
     dirty = guessed.state.dirty is not None
     try:
         value = build(replace(guessed, state=cast(WorkTreeState, _TemplateState(dirty))))
     except AttributeError:
         return None  # the answer reads more of the state than a template has
-    marked = {**value, "receipt": {**value["receipt"], "issuedAt": _ISSUED, "timing": _TIMING}}
+    stamps = {"receiptId": _ID, "issuedAt": _ISSUED, "timing": _TIMING}
+    marked = {**value, "receipt": {**value["receipt"], **stamps}}  # each keeps its place
     try:
         data = compact_json(marked)
     except UnencodableMessage:
@@ -88,12 +98,17 @@ def draft(build: Callable[[Snapshot], dict[str, Any]], guessed: Snapshot) -> Dra
         return None  # a placeholder inside another value: not a whole string the answer took
     cuts = [0] + [edge for m in found for edge in m.span()] + [len(data)]
     pieces = tuple(data[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts), 2))
-    template = Draft(pieces, tuple(_ENCODED[m.group()] for m in found), dirty)
-    state = guessed.state
-    if state.unusable is not None:
-        return template
-    known = _join(template, (compact_json(state.rev), compact_json(state.dirty)), stop=2)
-    return replace(template, guessed=(state, *known))
+    gaps = tuple(_ENCODED[m.group()] for m in found)
+    return Draft(pieces, gaps, dirty, str(value["receipt"]["kind"]))
+
+
+def for_state(drafted: Draft, state: WorkTreeState) -> Draft:
+    """*drafted* with *state*'s rev and dirty already in (`Draft.guessed`), for when git's answer
+    is that very state; as it is when it has them already or *state* is unusable."""
+    if state.unusable is not None or (drafted.guessed is not None and drafted.guessed[0] is state):
+        return drafted
+    known = _join(drafted, (compact_json(state.rev), compact_json(state.dirty)), stop=2)
+    return replace(drafted, guessed=(state, *known))
 
 
 def _join(
@@ -118,7 +133,11 @@ def filled(drafted: Draft, state: WorkTreeState, clock: Clock) -> EncodedJson | 
     if state.unusable is not None or (state.dirty is not None) != drafted.dirty:
         return None
     timing = clock.timing()
-    stamps = (compact_json(timing["endedAt"]), compact_json(timing))  # one clock reading
+    stamps = (
+        compact_json(timing["endedAt"]),  # one clock reading
+        compact_json(timing),
+        compact_json(receipt_id(drafted.kind, clock)),
+    )
     if drafted.guessed is not None and drafted.guessed[0] is state:  # git confirmed the guess
         pieces, gaps = drafted.guessed[1:]
         encoded: tuple[bytes, ...] = (b"", b"", *stamps)

@@ -4,6 +4,11 @@ One provider's view for one request (`Enrollment`): which requirements pin it an
 call-sites, each pin checked once against the trusted manifest with the authorityEvidence it
 yields, its lifecycle read once, and what degrades it per served capability family. Every status
 result, roll-up and receipt reads this view; nothing recomputes a pin check or a degradation.
+
+The views are kept between requests (status/snapshot.py) under `views_key`: everything they read
+that can change while the host runs — each provider record's and session's state, the trusted
+providers, the policy, the assurance mode. A read added here that is not in the key would be
+served stale; tests/host/test_host_status_views.py changes each input between two statuses.
 """
 
 from __future__ import annotations
@@ -54,6 +59,34 @@ class Enrollment:
     @property
     def role(self) -> str:
         return "required" if self.required_for else "optional" if self.optional_for else "advisory"
+
+
+def views_key(ctx: HostContext, policy: EffectivePolicy) -> tuple[object, ...] | None:
+    """What the views under *policy* are made from; None when they cannot be kept (a crashed
+    provider's detail ends with its stderr, which grows with no trace in the record)."""
+    records = []
+    for provider_id, record in tuple(ctx.supervisor.records.items()):
+        session = record.session
+        if record.last_reason == "crashed" and not record.quarantined and session is not None:
+            return None
+        live = None if session is None else (session, session.alive, session.state)
+        sessions = tuple((family, s, s.alive) for family, s in record.sessions.items())
+        records.append(
+            (
+                provider_id,
+                record.installed,
+                record.quarantined,
+                record.launched,
+                record.failures,
+                record.last_reason,
+                record.last_detail,
+                record.lifecycle,
+                live,
+                sessions,
+            )
+        )
+    # compared by identity first: the trusted providers are the same objects unless reloaded
+    return policy, ctx.assurance_mode, tuple(ctx.providers.items()), tuple(records)
 
 
 def enrollments(ctx: HostContext, policy: EffectivePolicy) -> list[Enrollment]:

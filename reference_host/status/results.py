@@ -12,10 +12,11 @@ no authority; applying one needs an edit requirement pinning the provider).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from asp_protocol import OUTER_PROTOCOL
-from asp_protocol.framing import EncodedJson
+from asp_protocol.framing import EncodedJson, UnencodableMessage, compact_json
 from asp_protocol.vocabulary import CALL_SITES, CAPABILITY_FAMILIES, LEGACY_ROLE
 from reference_host import HOST_NAME, __version__
 from reference_host.candidate import unusable_detail
@@ -28,7 +29,8 @@ from reference_host.receipts import (
     assurance_block,
     build_receipt,
 )
-from reference_host.status.drafts import Draft, draft, filled
+from reference_host.status.drafts import Draft, filled, for_state, template
+from reference_host.status.memo import Identity, Memo
 from reference_host.status.snapshot import Reading, Snapshot, snapshot, snapshot_async
 
 StatusLike = Callable[[HostContext, Any, Snapshot], dict[str, Any]]
@@ -92,6 +94,11 @@ def _status_receipt(
     )
 
 
+def local_override(ctx: HostContext) -> bool:
+    """Whether the work tree holds a local override file (advisory only: shown, never obeyed)."""
+    return ctx.workspace.read_work_file(LOCAL_OVERRIDE) is not None
+
+
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in items:
@@ -105,7 +112,9 @@ def host_status(ctx: HostContext, params: Any, snap: Snapshot | None = None) -> 
     clock = snap.clock
     gates, capabilities, degraded = snap.gates, snap.capabilities, _rollup(snap)
     baseline = snap.state.baseline()
-    override = ctx.workspace.read_work_file(LOCAL_OVERRIDE) is not None
+    override = snap.local_override
+    if override is None:
+        override = local_override(ctx)
     policy_block: dict[str, Any] = {
         "source": snap.policy.source,
         "activation": snap.policy.activation,
@@ -209,11 +218,39 @@ async def status_like_wire(
 ) -> dict[str, Any] | EncodedJson:
     """`status_like_async` for the wire: drafted and encoded while git runs with placeholders
     for the state's rev and dirty digest and the stamps, which are put in once git has answered
-    (status/drafts.py); else built after git."""
+    (status/drafts.py); else built after git. The draft is kept (`HostContext.drafts_memo`)
+    and reused while every input it was made from is the same (`_draft_key`)."""
 
     def make(guess: Snapshot) -> Draft | None:
-        return draft(lambda snap: fn(ctx, params, snap), guess)
+        guess = replace(guess, local_override=local_override(ctx))
+        key = _draft_key(fn, ctx, params, guess)
+        memo = ctx.drafts_memo.setdefault(fn, Memo())
+        made = memo.get(key) or template(lambda snap: fn(ctx, params, snap), guess)
+        return memo.put(key, for_state(made, guess.state)) if made is not None else None
 
     snap, drafted = await snapshot_async(ctx, make, reading, same_state=False)
     answer = filled(drafted, snap.state, snap.clock) if drafted is not None else None
     return answer if answer is not None else fn(ctx, params, snap)
+
+
+def _draft_key(fn: StatusLike, ctx: HostContext, params: Any, guess: Snapshot) -> object:
+    """Everything the three status-like answers are made from but the state's rev and dirty
+    digest and the stamps (the draft's placeholders): the very policy and provider views (kept
+    while their own inputs are the same, status/snapshot.py), whether there is a dirty digest,
+    the local override, the params as encoded, the work tree's root and the assurance mode.
+    None (not kept) for any other function, whose inputs this key does not know."""
+    if fn not in (host_status, host_capabilities, host_authority_status):
+        return None
+    try:
+        encoded = compact_json(params)
+    except UnencodableMessage:
+        return None
+    views = (guess.policy, guess.entries, guess.servers, guess.gates, guess.capabilities)
+    return (
+        encoded,
+        tuple(map(Identity, views)),
+        guess.state.dirty is not None,
+        guess.local_override,
+        str(ctx.workspace.root),
+        ctx.assurance_mode,
+    )

@@ -30,7 +30,7 @@ from reference_host.context import HostContext
 from reference_host.receipts import Clock
 from reference_host.repo.gitstatus import NeedsReading, PendingState
 from reference_host.repo.workspace import WorkTreeState
-from reference_host.status.providers import Enrollment, enrollments, server_status
+from reference_host.status.providers import Enrollment, enrollments, server_status, views_key
 from reference_host.status.rollups import capability_coverage, gate_statuses
 from reference_host.trust.policy import EffectivePolicy
 
@@ -49,6 +49,8 @@ class Snapshot:
     gates: dict[str, Any]
     capabilities: dict[str, Any]
     clock: Clock = field(default_factory=Clock)  # started when the request's reading began
+    #: whether `.asp/local.json` is there, read once for a drafted `host/status` (None: unread)
+    local_override: bool | None = None
 
 
 def snapshot(ctx: HostContext) -> Snapshot:
@@ -56,12 +58,13 @@ def snapshot(ctx: HostContext) -> Snapshot:
     clock = Clock()
     pending = ctx.workspace.start_state()
     try:
-        guess, views = _guessed_views(ctx)
+        guess = ctx.recent_policy()
+        views = _views(ctx, guess, keep=False) if guess is not None else None
         state = pending.result()
     finally:
         pending.close()
     policy = ctx.policy_for(state)
-    return _snapshot(ctx, state, policy, guess, views, clock)
+    return _snapshot(ctx, state, policy, guess, views, clock, keep=False)
 
 
 @dataclass
@@ -128,11 +131,6 @@ async def snapshot_async(
     return snap, drafted if fits else None
 
 
-def _guessed_views(ctx: HostContext) -> tuple[EffectivePolicy | None, Views | None]:
-    guess = ctx.recent_policy()
-    return guess, (_views(ctx, guess) if guess is not None else None)
-
-
 def _snapshot(
     ctx: HostContext,
     state: WorkTreeState,
@@ -140,14 +138,28 @@ def _snapshot(
     guess: EffectivePolicy | None,
     views: Views | None,
     clock: Clock,
+    keep: bool = True,
 ) -> Snapshot:
     if views is None or guess is not policy:
-        views = _views(ctx, policy)
+        views = _views(ctx, policy, keep)
     return Snapshot(state, policy, *views, clock=clock)
 
 
-def _views(ctx: HostContext, policy: EffectivePolicy) -> Views:
-    """Providers, their status views, gates and capability coverage under *policy*."""
+def _views(ctx: HostContext, policy: EffectivePolicy, keep: bool = True) -> Views:
+    """Providers, their status views, gates and capability coverage under *policy*: with
+    *keep* (on the event loop, where no provider state changes between the key and the views
+    made under it), the kept ones when nothing they are made from changed since (`views_key`),
+    else made now and kept; without (a worker thread), made now."""
+    if not keep:
+        return _make_views(ctx, policy)
+    kept = ctx.views_memo.get(views_key(ctx, policy))
+    if kept is not None:
+        return kept
+    views = _make_views(ctx, policy)
+    return ctx.views_memo.put(views_key(ctx, policy), views)  # records it made are in the key
+
+
+def _make_views(ctx: HostContext, policy: EffectivePolicy) -> Views:
     entries = enrollments(ctx, policy)
     servers = [server_status(ctx, policy, e) for e in entries]
     by_id = {s["id"]: s for s in servers}

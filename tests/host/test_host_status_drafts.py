@@ -146,7 +146,7 @@ def test_a_draft_is_not_filled_for_an_unusable_state_or_another_kind_of_baseline
         (False, dirty, False),
         (False, unusable, False),
     ]:
-        template = drafts.Draft((b'{"r":', b',"d":', b"}"), (0, 1), made_dirty)
+        template = drafts.Draft((b'{"r":', b',"d":', b"}"), (0, 1), made_dirty, "status")
         answer = drafts.filled(template, state, Clock())
         assert (answer is not None) == fits
         if answer is not None:
