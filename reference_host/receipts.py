@@ -29,14 +29,18 @@ class Clock:
     wall: float = field(default_factory=time.time)
     mono: float = field(default_factory=time.perf_counter)
 
-    @cached_property
+    _started: str | None = field(default=None, init=False, repr=False, compare=False)
+
     def started_at(self) -> str:
-        """`startedAt`, formatted once (a status stamps its receipt after git: a read per stamp)."""
-        return iso_now(self.wall)
+        """`startedAt`, formatted once: a status formats it while git runs (status/results.py),
+        not after git, when the stamps are on the answer's path."""
+        if self._started is None:
+            self._started = iso_now(self.wall)
+        return self._started
 
     def timing(self) -> dict[str, Any]:
         elapsed = max(0, round((time.perf_counter() - self.mono) * 1000))
-        return {"startedAt": self.started_at, "endedAt": iso_now(), "elapsedMs": elapsed}
+        return {"startedAt": self.started_at(), "endedAt": iso_now(), "elapsedMs": elapsed}
 
 
 def receipt_id(kind: str, clock: Clock) -> str:

@@ -222,6 +222,7 @@ async def status_like_wire(
     and reused while every input it was made from is the same (`_draft_key`)."""
 
     def make(guess: Snapshot) -> Draft | None:
+        guess.clock.started_at()  # formatted now, while git runs, not when stamped
         guess = replace(guess, local_override=local_override(ctx))
         key = _draft_key(fn, ctx, params, guess)
         memo = ctx.drafts_memo.setdefault(fn, Memo())
