@@ -7,6 +7,13 @@ host also a ~100 KB inspect page (native `host/queryInspect` vs `asp_inspect`). 
 resident memory after 100 and after 10,000 calls, and the first `asp_status` after `serve`
 starts (host spawn included).
 
+On the cheap host, three more rows give the SDK's own floor (bench/sdk_floor.py): an SDK server
+whose only tool does nothing but answer a result the bridge just gave (same bytes, no host, no
+bridge code), on the bridge's stdio transport and on the SDK's `stdio_server`, beside the same
+bytes echoed from the pipes without the SDK. "SDK-added" is the SDK-alone row minus the echo: the
+least any bridge built on this SDK adds per call for that result, and the SDK-alone throughput is
+the most it can serve.
+
     python bench/bridge_bench.py [--calls 1000] [--concurrency 8] [--hosts bad,reference]
 
 `bad` is the cheap scripted host in tests/support (isolates the bridge's cost); `reference` is this
@@ -40,65 +47,24 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from subprocess import PIPE
 from typing import Any
 
 import anyio
-from anyio.abc import Process
-from bench_support import stop_process
+from raw_peer import (
+    RawPeer,
+    calls_in_flight,
+    initialize,
+    load,
+    measure,
+    rss_kib,
+    spawned,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD_HOST = ROOT / "tests" / "support" / "bad_host.py"
-
-
-class RawPeer:
-    """One subprocess spoken to with newline-delimited JSON-RPC; responses matched by id."""
-
-    def __init__(self, process: Process) -> None:
-        self.process = process
-        self.ids = 0
-        self.waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
-        self.buffer = b""
-
-    async def reader(self) -> None:
-        assert self.process.stdout is not None
-        async for chunk in self.process.stdout:
-            self.buffer += chunk
-            while b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
-                if not line.strip():
-                    continue
-                message = json.loads(line)
-                slot = self.waiting.pop(message.get("id"), None) if "id" in message else None
-                if slot is not None:
-                    slot[1].append(message)
-                    slot[0].set()
-
-    async def request(self, method: str, params: Any = None) -> dict[str, Any]:
-        self.ids += 1
-        request_id = self.ids
-        event: anyio.Event = anyio.Event()
-        box: list[Any] = []
-        self.waiting[request_id] = (event, box)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        assert self.process.stdin is not None
-        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
-        await event.wait()
-        reply = box[0]
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error']}")
-        return reply["result"]
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method, "params": params or {}}
-        assert self.process.stdin is not None
-        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
 
 
 def bridge_serve_argv(repo: Path, host: list[str]) -> list[str]:
@@ -113,31 +79,6 @@ def bridge_serve_argv(repo: Path, host: list[str]) -> list[str]:
         "--host",
         shlex.join(host),
     ]
-
-
-async def measure(peer: RawPeer, call: Any, calls: int, concurrency: int) -> dict[str, float]:
-    for _ in range(min(50, calls)):  # warm-up
-        await call(peer)
-    middle = peer.process.pid
-    behind = children(middle)
-    cpu_before = cpu_s(middle), sum(cpu_s(pid) for pid in behind)
-    latencies: list[float] = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        await call(peer)
-        latencies.append((time.perf_counter() - started) * 1000)
-    latencies.sort()
-    started = time.perf_counter()
-    await calls_in_flight(peer, call, calls, concurrency)
-    elapsed = time.perf_counter() - started
-    cpu_after = cpu_s(middle), sum(cpu_s(pid) for pid in behind)
-    return {
-        "p50": statistics.median(latencies),
-        "p90": latencies[int(0.9 * (len(latencies) - 1))],
-        "throughput": calls / elapsed,
-        "cpu_ms": 1000 * (cpu_after[0] - cpu_before[0]) / (2 * calls),
-        "host_cpu_ms": 1000 * (cpu_after[1] - cpu_before[1]) / (2 * calls) if behind else 0.0,
-    }
 
 
 async def native_status(peer: RawPeer) -> None:
@@ -170,62 +111,6 @@ async def native_inspect(peer: RawPeer) -> None:
 async def bridge_inspect(peer: RawPeer) -> None:
     arguments = {"verb": "symbols", "limit": INSPECT_LIMIT}
     _checked(await peer.request("tools/call", {"name": "asp_inspect", "arguments": arguments}))
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of *pid* so far (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    """Direct child pids of *pid* (the host behind a proxy or bridge)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-async def initialize(peer: RawPeer) -> None:
-    await peer.request(
-        "initialize",
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw-bench", "version": "0"},
-        },
-    )
-    await peer.notify("notifications/initialized")
-
-
-@asynccontextmanager
-async def spawned(argv: list[str], repo: Path) -> AsyncIterator[RawPeer]:
-    process = await anyio.open_process(argv, stdin=PIPE, stdout=PIPE, stderr=None, cwd=str(repo))
-    peer = RawPeer(process)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.reader)
-        try:
-            yield peer
-        finally:
-            await stop_process(process, 10)
-            tg.cancel_scope.cancel()
 
 
 async def warm_inspect(peer: RawPeer, bridged: bool) -> int:
@@ -265,19 +150,28 @@ async def first_status(bridge_argv: list[str], repo: Path, runs: int) -> dict[st
     return {"initialize": statistics.median(to_init), "status": statistics.median(to_status)}
 
 
-async def calls_in_flight(peer: RawPeer, call: Any, calls: int, concurrency: int) -> None:
-    """*calls* calls of *call* with *concurrency* of them in flight at any time."""
-    remaining = calls
+SDK_ROWS = (
+    ("raw", "no SDK: the bridge's result echoed from the pipes"),
+    ("loop", "SDK alone: do-nothing tool, the bridge's result, the bridge's transport"),
+    ("sdk", "SDK alone: the same, on the SDK's stdio_server"),
+)
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await call(peer)
 
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(worker)
+async def sdk_alone(result: dict[str, Any], repo: Path, args: argparse.Namespace) -> list[Any]:
+    """The SDK's own floor (bench/sdk_floor.py): an SDK server whose tool does nothing but answer
+    *result*, one the bridge gave, with no host behind it; beside it the same bytes echoed with
+    no SDK. No bridge on this SDK can be faster than the SDK-alone row."""
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        saved = Path(scratch) / "result.json"
+        saved.write_text(json.dumps(result), encoding="utf-8")
+        for transport, name in SDK_ROWS:
+            argv = [sys.executable, str(ROOT / "bench" / "sdk_floor.py"), str(saved)]
+            async with spawned([*argv, "--transport", transport], repo) as peer:
+                await initialize(peer)
+                stats = await measure(peer, bridge_status, args.calls, args.concurrency)
+                rows.append({"path": name, **stats})
+    return rows
 
 
 def _profiled(args: argparse.Namespace, argv: list[str]) -> list[str]:
@@ -357,8 +251,24 @@ async def run_host(args: argparse.Namespace, host: str) -> dict[str, Any]:
             out["rss_100"] = rss_kib(pid)
             await calls_in_flight(peer, bridge_status, 9900, args.concurrency)
             out["rss_10000"] = rss_kib(pid)
+            bridged_result = await peer.request(
+                "tools/call", {"name": "asp_status", "arguments": {}}
+            )
+        out["sdk"] = await sdk_alone(bridged_result, repo, args)
     out["first"] = await first_status(bridge_argv, repo, args.starts)
     return out
+
+
+def _cpu(row: dict[str, Any]) -> str:
+    host = f" · {row['host_cpu_ms']:.3f}" if row["host_cpu_ms"] else ""
+    return f"{row['cpu_ms']:.3f}{host}"
+
+
+def _row(row: dict[str, Any], label: str | None = None) -> str:
+    return (
+        f"| {label or row['path']} | {row['p50']:.3f} | {row['p90']:.3f} "
+        f"| {row['throughput']:.0f} | {_cpu(row)} |"
+    )
 
 
 def _table(result: dict[str, Any], concurrency: int) -> list[str]:
@@ -372,26 +282,22 @@ def _table(result: dict[str, Any], concurrency: int) -> list[str]:
         "|---|---:|---:|---:|---:|",
     ]
 
-    def cpu(row: dict[str, Any]) -> str:
-        host = f" · {row['host_cpu_ms']:.3f}" if row["host_cpu_ms"] else ""
-        return f"{row['cpu_ms']:.3f}{host}"
-
-    for row in rows:
-        lines.append(
-            f"| {row['path']} | {row['p50']:.3f} | {row['p90']:.3f} | {row['throughput']:.0f} "
-            f"| {cpu(row)} |"
-        )
+    lines += [_row(row) for row in rows]
     lines.append(f"| floor-added (p50) | {floor['p50'] - native['p50']:.3f} | | | |")
     lines.append(
         f"| bridge-added (p50 / p90) | {bridged['p50'] - native['p50']:.3f} "
         f"| {bridged['p90'] - native['p90']:.3f} "
         f"| {100 * bridged['throughput'] / native['throughput']:.0f}% of native | |"
     )
-    for row in result.get("inspect", []):
+    if result.get("sdk"):
+        raw, alone, _ = result["sdk"]
+        lines += [_row(row) for row in result["sdk"]]
         lines.append(
-            f"| {row['path']} (~{row['bytes'] // 1024} KB host result) | {row['p50']:.3f} "
-            f"| {row['p90']:.3f} | {row['throughput']:.0f} | {cpu(row)} |"
+            f"| SDK-added (p50): SDK alone minus no SDK | {alone['p50'] - raw['p50']:.3f} | | "
+            f"{100 * alone['throughput'] / native['throughput']:.0f}% of native | |"
         )
+    for row in result.get("inspect", []):
+        lines.append(_row(row, f"{row['path']} (~{row['bytes'] // 1024} KB host result)"))
     if result.get("inspect"):
         n, b = result["inspect"]
         lines.append(f"| inspect-page bridge-added (p50) | {b['p50'] - n['p50']:.3f} | | | |")

@@ -11,7 +11,9 @@ handshake and 20 warm-up calls it turns instrumentation on for *calls* sequentia
 *calls*. Only the bridge's user-space instructions count: the host, system calls and the time a
 loop turn spends waiting are not in it. To compare two commits, run it from each tree (`--repo`
 and the working directory both name the tree whose code runs: `python -m bridge` imports from
-there). A run takes ~20 s. `--inspect` counts an `asp_inspect` page instead (`symbols` of the
+there). A run takes ~20 s. `--sdk-alone RESULT.json` counts bench/sdk_floor.py
+instead, the SDK answering that saved result from a do-nothing tool (the SDK's own share).
+`--inspect` counts an `asp_inspect` page instead (`symbols` of the
 whole workspace, bench/bridge_bench.py's ~90 KB host answer) with the reference host behind the
 bridge, after its index is built (~1 min for 10 calls). `callgrind_annotate --inclusive=yes FILE` on the kept output
 (`--out`) shows where the instructions go by C function (the JSON scanner, pydantic-core, the
@@ -27,21 +29,15 @@ import tempfile
 from pathlib import Path
 
 import anyio
-from bridge_bench import (
-    BAD_HOST,
-    bridge_inspect,
-    bridge_serve_argv,
-    bridge_status,
-    initialize,
-    load,
-    spawned,
-    warm_inspect,
-)
+from bridge_bench import BAD_HOST, bridge_inspect, bridge_serve_argv, bridge_status, warm_inspect
+from raw_peer import initialize, load, spawned
 
 WARM_UP = 20
 
 
-async def measure(repo: Path, calls: int, out: Path, inspect: bool = False) -> float:
+async def measure(
+    repo: Path, calls: int, out: Path, inspect: bool = False, sdk_alone: Path | None = None
+) -> float:
     host = (
         [sys.executable, "-m", "reference_host"]
         if inspect
@@ -54,7 +50,11 @@ async def measure(repo: Path, calls: int, out: Path, inspect: bool = False) -> f
         "--tool=callgrind",
         "--instr-atstart=no",
         f"--callgrind-out-file={out}",
-        *bridge_serve_argv(repo, host),
+        *(
+            bridge_serve_argv(repo, host)
+            if sdk_alone is None
+            else [sys.executable, str(Path(__file__).with_name("sdk_floor.py")), str(sdk_alone)]
+        ),
     ]
     async with spawned(argv, repo) as peer:
         with anyio.fail_after(600):
@@ -84,11 +84,21 @@ def main() -> None:
     parser.add_argument(
         "--inspect", action="store_true", help="an asp_inspect page on the reference host"
     )
+    parser.add_argument(
+        "--sdk-alone",
+        type=Path,
+        metavar="RESULT.json",
+        help="count bench/sdk_floor.py answering this saved result instead of the bridge",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "callgrind.out"
-        per_call = anyio.run(measure, Path(args.repo).resolve(), args.calls, out, args.inspect)
+        per_call = anyio.run(
+            measure, Path(args.repo).resolve(), args.calls, out, args.inspect, args.sdk_alone
+        )
     what = "asp_inspect page, reference host" if args.inspect else "asp_status, cheap host"
+    if args.sdk_alone is not None:
+        what = f"of the SDK alone answering {args.sdk_alone.name}"
     print(
         f"{per_call:,.0f} instructions per tools/call {what} (bridge only, {args.calls} calls) "
         f"· {load()}"

@@ -1,0 +1,98 @@
+"""The SDK's own floor for one `tools/call` (not a test): an SDK server doing no work at all.
+
+    python bench/sdk_floor.py RESULT.json [--transport loop|sdk|raw]
+
+An `MCPServer` with one async tool, `asp_status`, that answers every call with the same
+`CallToolResult`, read once from *RESULT.json* (bench/bridge_bench.py writes there a result the
+real bridge gave, so the SDK serializes a result of the bridge's size and shape). The SDK is
+driven as the bridge drives it (the bridge's `tools/call` handler, a result handed over in its
+wire form), but there is no host behind it, no middleware, no labelling: what a round trip costs
+here is the least any bridge built on this SDK can cost for that result, whatever it does. `--transport loop` (the default)
+serves it on the bridge's own stdio transport and era hand-off (bridge/stdio.py, bridge/eras.py),
+as the bridge is served; `--transport sdk` on the SDK's `stdio_server` (worker threads).
+
+`--transport raw` is the same answer without the SDK: each request line is parsed and answered
+with the result's JSON, its id put in, on the event loop's pipes. The difference between the raw
+and the `loop` rows is what the SDK itself costs per call for a result of that size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+
+from bridge.dispatch import ToolDispatch
+from bridge.wire_result import text_result
+
+
+def build(result: dict[str, Any]) -> MCPServer[Any]:
+    """The server, driven as the bridge drives the SDK: its `tools/call` handler
+    (bridge/dispatch.py) and a result the SDK does not dump again (bridge/wire_result.py)."""
+    server: MCPServer[Any] = MCPServer("sdk-floor")
+    (block,) = result["content"]
+    answer = text_result(
+        block["text"],
+        result["structuredContent"],
+        is_error=bool(result.get("isError")),
+        meta=result["_meta"],
+    )
+
+    async def same_answer() -> CallToolResult:
+        return answer
+
+    server.add_tool(same_answer, name="asp_status", description="The same result every call.")
+    ToolDispatch(server).install()
+    return server
+
+
+async def serve(server: MCPServer[Any], transport: str) -> None:
+    lowlevel = server._lowlevel_server
+    options = lowlevel.create_initialization_options()
+    if transport == "sdk":
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, options)
+        return
+    from bridge import eras
+    from bridge.stdio import loop_stdio
+
+    async with loop_stdio() as (read_stream, write_stream):
+        await eras.serve(lowlevel, read_stream, write_stream, options)
+
+
+async def echo(result: dict[str, Any]) -> None:
+    """Every request line answered with *result*, no SDK; notifications get nothing."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout)
+    tail = b',"result":' + json.dumps(result, separators=(",", ":")).encode() + b"}\n"
+    while line := await reader.readline():
+        message = json.loads(line)
+        if "id" in message:
+            transport.write(b'{"jsonrpc":"2.0","id":' + json.dumps(message["id"]).encode() + tail)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("result", type=Path)
+    parser.add_argument("--transport", choices=("loop", "sdk", "raw"), default="loop")
+    args = parser.parse_args()
+    result = json.loads(args.result.read_text(encoding="utf-8"))
+    if args.transport == "raw":
+        asyncio.run(echo(result))
+        return
+    anyio.run(serve, build(result), args.transport)
+
+
+if __name__ == "__main__":
+    main()
