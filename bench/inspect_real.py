@@ -56,6 +56,7 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "asp-be
 PROBES = {
     "django": ("django/core/paginator.py", "django.core.paginator.Paginator", "Paginator.page"),
     "salt": ("salt/utils/files.py", "salt.utils.files.fopen", "fopen"),
+    "sympy": ("sympy/core/basic.py", "sympy.core.basic.Basic", "Basic.subs"),
 }
 COLD_LIMIT_S = 240.0
 JUST_BUILT_RUNS = 10

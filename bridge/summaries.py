@@ -107,6 +107,25 @@ def _availability(name: Any, status: dict[str, Any], missing: str, what: str) ->
     return f"- {_s(name)}: {state}, {what}" + (f"; degraded: {degraded}" if degraded else "")
 
 
+def _unpinned(status: dict[str, Any]) -> str:
+    """The providers serving a family without a policy pin (an advisory inspect provider), which
+    the host lists only in `capabilityStates`: without them "providers none" reads as "nobody
+    serves this" while a provider does."""
+    pinned = _items(status.get("providers"))
+    others = []
+    for state in _items(status.get("capabilityStates"))[:10]:
+        state = _d(state)
+        if state.get("provider") in pinned:
+            continue
+        available, lifecycle = state.get("available") is True, state.get("lifecycleState")
+        if available and lifecycle in ("exited", None):
+            words = NOT_STARTED  # providers start lazily: never launched yet
+        else:
+            words = f"{'available' if available else 'NOT available'}, {_s(lifecycle)}"
+        others.append(f"{_s(state.get('role'))} {_s(state.get('provider'))}: {words}")
+    return f" (unpinned: {'; '.join(others)})" if others else ""
+
+
 def capabilities_summary(result: dict[str, Any]) -> str:
     lines = ["Capabilities the host composes (after policy, health and authority):"]
     for family, status in _d(result.get("capabilities")).items():
@@ -116,7 +135,7 @@ def capabilities_summary(result: dict[str, Any]) -> str:
                 family,
                 status,
                 "unavailable",
-                f"providers {_names(status.get('providers'))}, "
+                f"pinned providers {_names(status.get('providers'))}{_unpinned(status)}, "
                 f"required at {_names(status.get('requiredFor'))}",
             )
         )

@@ -127,7 +127,7 @@ def decide(
                             "detail": f"{entry['reason']}: {entry['detail']}"[:1000],
                         }
                     )
-                if run.completed and run.authority is not None:
+                if (run.completed or run.assessed) and run.authority is not None:
                     findings.extend(_findings(run, gating_allowed=False)[0])
                 continue
             degraded.extend(run.degraded)
@@ -141,8 +141,10 @@ def decide(
                         capability="check",
                     )
                 )
-            if run.completed and run.authority is not None:
-                gating_allowed = run.authorized and not run.degraded
+            if (run.completed or run.assessed) and run.authority is not None:
+                # only a complete, undegraded, authorized Assessment gates; a partial one's
+                # findings are shown advisory (the decision is already not allow)
+                gating_allowed = run.completed and run.authorized and not run.degraded
                 run_findings, gating = _findings(run, gating_allowed)
                 findings.extend(run_findings)
                 if gating:

@@ -209,12 +209,14 @@ class ProviderRuns:
                 if assessment.reason in (None, "incomplete", "unsupported"):
                     run.covered = covered_paths(assessment.assessment, assessment.reason is None)
                     run.assessed = True
+                    # a partial Assessment's findings are about the files it did analyse: shown
+                    # (decision.py keeps them advisory), never dropped with the paths it could not
+                    run.diagnostics = assessment.diagnostics
+                    run.unnamespaced = assessment.unnamespaced
                 if assessment.reason is not None:
                     add(assessment.reason, assessment.detail)
                 else:
                     run.completed = True
-                    run.diagnostics = assessment.diagnostics
-                    run.unnamespaced = assessment.unnamespaced
                     run.blobs = (
                         list(assessment.assessment.valid_as_of.blobs)
                         if assessment.assessment

@@ -169,6 +169,34 @@ def test_changed_files_no_required_provider_analyses_are_listed_and_never_allowe
         assert host.stop() == 0
 
 
+def test_a_partial_assessment_keeps_its_findings_on_the_files_it_analysed(tmp_path: Path) -> None:
+    """A Python error beside a Markdown file: the check analyses the Python file, says it could
+    not read the other, and its finding is in the result (advisory: a partial Assessment does not
+    gate) — never dropped with the path nobody read, which left an agent with `indeterminate` and
+    no word of the error."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        baseline = host.call("host/status", {})["workspace"]["baseline"]
+        alone = _evaluate(host, "gate", _create(host, baseline, {"b.py": BROKEN}))
+        assert alone["decision"] == "deny"
+        [gating] = alone["findings"]
+        assert gating["disposition"] == "gating"
+        for site in SITES:
+            mixed = _create(host, baseline, {"b.py": BROKEN, "docs/notes.md": "# notes\n"})
+            result = _evaluate(host, site, mixed)
+            assert result["decision"] == "indeterminate", (site, result["coverage"])
+            [finding] = result["findings"]
+            assert finding["diagnostic"]["code"] == "python/undefined-name"
+            assert finding["diagnostic"]["location"]["path"] == "b.py"
+            assert finding["disposition"] == "advisory" and "did not count" in finding["severityNote"]
+            reasons = {d["source"]: d["reason"] for d in result["coverage"]["degraded"]}
+            assert reasons["docs/notes.md"] == "unsupported"
+            assert "blocking-diagnostic" not in reasons.values()
+    finally:
+        assert host.stop() == 0
+
+
 def _peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
