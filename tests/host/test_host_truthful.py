@@ -189,7 +189,9 @@ def test_a_partial_assessment_keeps_its_findings_on_the_files_it_analysed(tmp_pa
             [finding] = result["findings"]
             assert finding["diagnostic"]["code"] == "python/undefined-name"
             assert finding["diagnostic"]["location"]["path"] == "b.py"
-            assert finding["disposition"] == "advisory" and "did not count" in finding["severityNote"]
+            assert (
+                finding["disposition"] == "advisory" and "did not count" in finding["severityNote"]
+            )
             reasons = {d["source"]: d["reason"] for d in result["coverage"]["degraded"]}
             assert reasons["docs/notes.md"] == "unsupported"
             assert "blocking-diagnostic" not in reasons.values()
