@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, RunningGit
-from reference_host.repo.workfiles import Taken
+from reference_host.repo.workfiles import Taken, uncarried_reason
 
 State = TypeVar("State")
 
@@ -39,7 +39,14 @@ STATUS_ARGS = (
     "--no-ahead-behind",  # only branch.oid is read: no walk to count commits against upstream
     "--no-renames",
     "--untracked-files=all",
-    "--ignore-submodules=all",
+    # a submodule whose checked-out commit moved is reported (git reads its HEAD, runs nothing in
+    # it); edits inside a submodule are its own repository's change, not this one's, and unread
+    "--ignore-submodules=dirty",
+)
+SUBMODULE = "submodule"  # a candidate's value for such a submodule: never a sha1, never carried
+SUBMODULE_REASON = (
+    "a submodule whose checked-out commit differs from the one this repository records; "
+    "a ChangeSet cannot carry a submodule, and the host reads nothing inside it"
 )
 
 
@@ -106,19 +113,26 @@ class PendingState(Generic[State]):
             self._running.close()
 
 
+def uncarried(path: str, head: str | None) -> str | None:
+    """Why candidate *path* (HEAD sha1 *head*, from `parse_status`) cannot be in a ChangeSet."""
+    return SUBMODULE_REASON if head == SUBMODULE else uncarried_reason(path)
+
+
 def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
     """(HEAD commit or None before the first commit, path -> HEAD sha1 or None when HEAD lacks
-    it) of every path `git status` reports; submodules are skipped (their content is not ours)."""
+    it) of every path `git status` reports; a submodule git reports maps to `SUBMODULE`."""
     commit: str | None = None
     candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
+    head: str | None
     for record in out.split(b"\0"):
         kind = record[:2]
         if kind == b"1 ":
             # 1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
             fields = record.split(b" ", 8)
-            if fields[3] == b"160000" or fields[4] == b"160000":
-                continue  # a submodule: its content is not this repository's
-            head = None if fields[3] == b"000000" else fields[6].decode("ascii")
+            if b"160000" in (fields[3], fields[4], fields[5]):
+                head = SUBMODULE  # added, removed or moved: a change no ChangeSet can carry
+            else:
+                head = None if fields[3] == b"000000" else fields[6].decode("ascii")
             candidates[fields[8].decode("utf-8", "surrogateescape")] = head
         elif kind == b"? ":
             candidates[record[2:].decode("utf-8", "surrogateescape")] = None

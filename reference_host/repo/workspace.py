@@ -256,7 +256,7 @@ class Workspace:
         too_large: dict[str, int] = {}
         carried: dict[str, str | None] = {}
         for path, head in candidates.items():
-            why = uncarried_reason(path)
+            why = gitstatus.uncarried(path, head)
             if why is not None:
                 uncarried[shown(path)] = why
             else:

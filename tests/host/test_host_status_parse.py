@@ -1,5 +1,6 @@
 """`parse_status` (reference_host/repo/gitstatus.py) on the output of a real `git status`: every
-record kind the host asks for, names that are not UTF-8, and submodules left out."""
+record kind the host asks for, names that are not UTF-8, and submodules: an edit inside one is
+its own repository's (not reported), a moved commit is reported as `SUBMODULE`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from pathlib import Path
 
 from reference_host.repo.git import GitRunner
-from reference_host.repo.gitstatus import STATUS_ARGS, parse_status
+from reference_host.repo.gitstatus import STATUS_ARGS, SUBMODULE, parse_status
 from tests.support.gitrepo import git, make_repo
 
 
@@ -39,6 +40,21 @@ def test_each_record_kind_gives_its_path_and_head_blob(tmp_path: Path) -> None:
         "untracked dir/u.py": None,
         odd: None,
     }
+
+
+def test_a_submodule_whose_commit_moved_is_reported_without_git_entering_it(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a\n"})
+    sub = make_repo(tmp_path / "sub", {"s.py": "s\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "commit", "-q", "-m", "submodule")
+    (repo / "sub" / "s.py").write_text("edited, not committed\n")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert parse_status(out.stdout)[1] == {}, "an edit inside a submodule is that repository's"
+    git(repo / "sub", "commit", "-q", "-am", "moved")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert parse_status(out.stdout)[1] == {"sub": SUBMODULE}
 
 
 def test_an_unborn_branch_has_no_commit_and_no_head_blobs(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from asp_protocol.canonical import blob_id
 from asp_protocol.errors import AspError
 from tests.support.definitions import assert_valid
-from tests.support.gitrepo import make_repo, write_files
+from tests.support.gitrepo import git, make_repo, write_files
 from tests.support.host_checks import check_envelope, check_status
 from tests.support.host_harness import HostProcess
 
@@ -195,6 +195,31 @@ def test_a_partial_assessment_keeps_its_findings_on_the_files_it_analysed(tmp_pa
             reasons = {d["source"]: d["reason"] for d in result["coverage"]["degraded"]}
             assert reasons["docs/notes.md"] == "unsupported"
             assert "blocking-diagnostic" not in reasons.values()
+    finally:
+        assert host.stop() == 0
+
+
+def test_a_moved_submodule_makes_the_working_change_incomplete_never_allowed(
+    tmp_path: Path,
+) -> None:
+    """A submodule checked out at another commit is a change of this repository that no
+    ChangeSet can carry: named in the working changeset, and its evaluation is not allow."""
+    sub = make_repo(tmp_path / "sub", {"s.py": "S = 1\n"})
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "commit", "-q", "-m", "submodule")
+    (repo / "sub" / "s.py").write_text(BROKEN)
+    git(repo / "sub", "commit", "-q", "-am", "moved")
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        working = host.call("host/workingChangeset", {})
+        assert working["changeset"]["changes"] == []
+        [entry] = working["uncarried"]
+        assert entry["path"] == "sub" and "submodule" in entry["reason"]
+        for site in SITES:
+            result = _evaluate(host, site, working["changeset"])
+            assert result["decision"] == "indeterminate", (site, result["coverage"])
+            assert any("sub: a submodule" in d["detail"] for d in result["coverage"]["degraded"])
     finally:
         assert host.stop() == 0
 
