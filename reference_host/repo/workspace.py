@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from asp_protocol.canonical import blob_id, digest
+from asp_protocol.canonical import blob_id, digest, digest_bytes
+from asp_protocol.framing import compact_json
 from reference_host.repo import gitstatus
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
@@ -74,16 +75,16 @@ class WorkTreeState:
 @functools.lru_cache(maxsize=8)
 def _dirty_digest(differing: frozenset[tuple[str, str | None]], uncarried: frozenset[str]) -> str:
     """The `dirty` digest of a set of differences (remembered: a status polled while nothing
-    changes asks for the same one every time; the key is the whole set, so any change misses)."""
+    changes asks for the same one every time; the key is the whole set, so any change misses).
+    Its canonical JSON has strings and nulls only, no keys to sort: the encoder's compact bytes."""
     pairs: list[list[str | None]] = [[path, blob] for path, blob in differing]
     pairs.extend([f"uncarried:{path}", None] for path in uncarried)
-    return digest(sorted(pairs, key=lambda pair: str(pair[0])))
+    return digest_bytes(compact_json(sorted(pairs, key=lambda pair: str(pair[0]))))
 
 
 @dataclass(frozen=True)
 class _Reading:
-    """The last `git status` answer read in full, what it named, the state it gave, and the
-    identity it found for each path (when a guess finds the same, the state is this one)."""
+    """The last `git status` answer read in full, what it named, its state and identities."""
 
     stdout: bytes
     tree: str
@@ -248,8 +249,7 @@ class Workspace:
         taken: Taken | None,
         last: _Reading | None = None,
     ) -> tuple[WorkTreeState, Taken]:
-        """The state of *candidates* against *tree*, and each carried path's identity; *last*:
-        the reading of these very candidates, whose state it is when every identity is its."""
+        """The state of *candidates* against *tree* and each path's identity (*last*'s if all are)."""
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
         uncarried: dict[str, str] = {}

@@ -9,7 +9,7 @@ import pytest
 
 from asp_protocol.canonical import blob_id, digest
 from asp_protocol.changesets import PathError, validate_path
-from reference_host.repo.workspace import Workspace
+from reference_host.repo.workspace import Workspace, WorkTreeState
 from tests.support.gitrepo import git, make_repo, snapshot_tree, write_files
 
 
@@ -40,6 +40,18 @@ def test_dirty_is_digest_of_differing_paths(tmp_path: Path) -> None:
     )
     assert state.dirty == digest(expected)
     assert snapshot_tree(repo) == before, "reading the baseline writes nothing"
+
+
+def test_the_dirty_digest_is_the_canonical_digest_whatever_the_names() -> None:
+    """The digest's JSON is written by the compact encoder: the canonical bytes for strings and
+    nulls, whatever characters the names hold."""
+    names = ["plain.py", "é/ü.py", 'quote".py', "tab\t.py", "ctl\x01.py", "emoji😀.py", "z"]
+    differing = {name: (blob_id(name.encode()) if n % 3 else None) for n, name in enumerate(names)}
+    uncarried = {"back\\slash.py": "not a valid ChangeSet path", "b\\xff.py": "not UTF-8"}
+    state = WorkTreeState("t", "git:tree:t", {}, differing, uncarried=uncarried)
+    pairs: list[list[str | None]] = [[path, blob] for path, blob in differing.items()]
+    pairs += [[f"uncarried:{path}", None] for path in uncarried]
+    assert state.dirty == digest(sorted(pairs, key=lambda pair: str(pair[0])))
 
 
 def test_blob_resolution_sources(tmp_path: Path) -> None:
