@@ -7,14 +7,13 @@ repository start a program. Three modes, decided by asking git, never guessed:
 - `git`: a usable work tree; baselines are `git:tree:<id>` (+ `dirty`).
 - `plain`: no repository at or above the root (and no `.git` anywhere on the way); baselines are
   `tree:<digest>` and there is no "change against HEAD".
-- `unusable`: there is a repository but git will not or cannot read it (dubious ownership, a
-  corrupt or bare repository, git missing from PATH, ...). `WorkTreeState.unusable` carries git's
-  own reason; status reports it and no evaluation may allow. The host never sets
-  `safe.directory`.
+- `unusable`: a repository git will not or cannot read (dubious ownership, corrupt or bare, git
+  missing from PATH, ...): `WorkTreeState.unusable` carries git's own reason, status reports it,
+  no evaluation may allow, and the host never sets `safe.directory`.
 
-Work-tree files are hashed streaming (`workfiles.py`); bytes above the blob cap are never loaded.
-A path whose name cannot travel in a ChangeSet (not UTF-8, or a name `validate_path` refuses) is
-kept out of the snapshot and listed in `WorkTreeState.uncarried` with the reason.
+Work-tree files are hashed streaming (`workfiles.py`), never loaded over the blob cap. A name a
+ChangeSet cannot carry (not UTF-8, refused by `validate_path`) is left out and listed in
+`WorkTreeState.uncarried`; paths `git status` is told to skip are compared too (`gitindex.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from asp_protocol.framing import compact_json
 from reference_host.repo import gitstatus
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
+from reference_host.repo.gitindex import HiddenEntries
 from reference_host.repo.gitstatus import (
     STATUS_ARGS,
     NeedsReading,
@@ -143,6 +143,7 @@ class Workspace:
         self.runner.cwd = self.root
         self.files = WorkFiles(self.root, self.max_blob_bytes)
         self.blobs = BlobReader(self.runner, self.max_blob_bytes)
+        self.hidden = HiddenEntries(self.runner, self.root, self.blobs)  # what git status skips
 
     @property
     def is_git(self) -> bool:
@@ -207,7 +208,7 @@ class Workspace:
         """While git runs: the state if it answers as last time, its paths compared now (None:
         a large file to read, or a blanked filter, whose paths git does not name; gitstatus.py)."""
         last = self._last
-        if last is None or self.runner.filtered_drivers:
+        if last is None or self.runner.filtered_drivers or not self.hidden.fresh():
             return None
         taken: Taken = {}
         try:
@@ -234,6 +235,7 @@ class Workspace:
         if on_loop and (self.runner.filtered_drivers or not self.blobs.knows_commit(commit)):
             raise NeedsReading  # check-attr over HEAD, or rev-parse of a new commit
         tree = self._tree_of(commit)
+        candidates.update(self.hidden.candidates(tree, candidates, on_loop))
         if self.runner.filtered_drivers:
             candidates.update(filtered_paths(self.runner, self.tree_entries(tree), candidates))
             return self._compare(tree, candidates, on_loop, dict(taken or {}))[0]
@@ -339,9 +341,7 @@ class Workspace:
             found = self.files.hash(path, with_sha1=False)
             return found.blob_id if found is not None else None
         entry = self.tree_entries(state.tree).get(path)
-        if entry is None:
-            return None
-        return self.blob_ids_of([entry[1]]).get(entry[1])
+        return None if entry is None else self.blob_ids_of([entry[1]]).get(entry[1])
 
     # -- blob resolution ------------------------------------------------------------------------
 

@@ -224,6 +224,44 @@ def test_a_moved_submodule_makes_the_working_change_incomplete_never_allowed(
         assert host.stop() == 0
 
 
+def test_files_git_status_is_told_to_skip_are_read_by_the_host(tmp_path: Path) -> None:
+    """`git update-index --assume-unchanged` / `--skip-worktree` hide an edit from `git status`;
+    the host compares those files itself (reference_host/repo/gitindex.py). The flags are set
+    between two statuses whose `git status` output is the same, so a host reusing its last
+    reading would miss them."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C\n"})
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        assert "dirty" not in host.call("host/status", {})["workspace"]["baseline"]
+        git(repo, "update-index", "--assume-unchanged", "a.py", "c.py")
+        git(repo, "update-index", "--skip-worktree", "b.py")
+        (repo / "a.py").write_text(BROKEN)
+        (repo / "b.py").write_text(BROKEN.replace("f()", "g()"))
+        (repo / "c.py").unlink()
+        assert git(repo, "status", "--porcelain") == "", "git itself shows nothing"
+        assert "dirty" in host.call("host/status", {})["workspace"]["baseline"]
+        working = host.call("host/workingChangeset", {})["changeset"]
+        kinds = {change["path"]: change["kind"] for change in working["changes"]}
+        assert kinds == {"a.py": "modify", "b.py": "modify", "c.py": "delete"}
+        result = _evaluate(host, "gate", working)
+        assert result["decision"] == "deny"
+        assert {f["diagnostic"]["location"]["path"] for f in result["findings"]} == {"a.py", "b.py"}
+    finally:
+        assert host.stop() == 0
+
+
+def test_a_file_a_sparse_checkout_left_out_is_not_a_deletion(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "d/x.py": "X = 1\n"})
+    git(repo, "sparse-checkout", "set", "--no-cone", "/a.py")
+    assert not (repo / "d").exists()
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        assert "dirty" not in host.call("host/status", {})["workspace"]["baseline"]
+        assert host.call("host/workingChangeset", {})["changeset"]["changes"] == []
+    finally:
+        assert host.stop() == 0
+
+
 def _peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
