@@ -94,6 +94,18 @@ def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, h
 Taken = dict[str, FileHash | None]
 
 
+@dataclass(frozen=True)
+class Settled:
+    """What one reading found, kept to be checked again cheaply (`WorkFiles.settle`): every
+    directory on the way, each regular file with the stat its reused digest was taken under,
+    and the paths that were absent."""
+
+    dirs: tuple[str, ...]  # full paths, the root's included
+    files: tuple[tuple[str, str, Signature, FileHash], ...]  # path, full path, stat, identity
+    absent: tuple[tuple[str, str], ...]  # path, full path
+    size: int  # how many paths
+
+
 class _Entry(NamedTuple):
     full: str
     info: os.stat_result
@@ -243,6 +255,62 @@ class WorkFiles:
         if taken is not None:
             taken.update(found)
         return found
+
+    def settle(self, found: Taken) -> Settled | None:
+        """*found* (what `hash_all` gave one reading) as `Settled`, or None when one of its
+        identities is not a digest kept under the reuse rule (racy, a symlink's, forgotten) or
+        the root is not named by its real path: `recheck` would not be what `hash_all` is."""
+        if not self._as_real:
+            return None
+        dirs: dict[str, None] = {"": None}
+        files, absent = [], []
+        for path, identity in found.items():
+            directory = path.rpartition("/")[0]
+            while directory and directory not in dirs:
+                dirs[directory] = None
+                directory = directory.rpartition("/")[0]
+            full = self._prefix + path
+            if identity is None:
+                try:
+                    os.lstat(full)
+                except (OSError, ValueError):
+                    absent.append((path, full))
+                    continue
+                return None  # there but given no identity (unreadable, not a file): ask again
+            kept = self._hashes.get(path)
+            if kept is None or kept[1] is not identity:
+                return None
+            files.append((path, full, kept[0], identity))
+        full_dirs = tuple(self._prefix + directory for directory in dirs)
+        return Settled(full_dirs, tuple(files), tuple(absent), len(found))
+
+    def recheck(self, settled: Settled | None) -> Taken:
+        """The identities `hash_all` would give now for the paths of *settled* that are as they
+        were — a regular file with the very stat its digest was kept under, or still absent —
+        all under directories that are still directories (else none: `hash_all` judges all)."""
+        if settled is None:
+            return {}
+        lstat, is_dir, is_file = os.lstat, stat.S_ISDIR, stat.S_ISREG
+        try:
+            if not all(is_dir(lstat(full).st_mode) for full in settled.dirs):
+                return {}
+        except (OSError, ValueError):
+            return {}
+        taken: Taken = {}
+        for path, full, known, identity in settled.files:
+            try:
+                info = lstat(full)
+            except (OSError, ValueError):
+                continue  # left to hash_all
+            now = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            if now == known and is_file(info.st_mode):
+                taken[path] = identity
+        for path, full in settled.absent:
+            try:
+                lstat(full)
+            except (OSError, ValueError):
+                taken[path] = None
+        return taken
 
     def hash(
         self, path: str, *, with_sha1: bool = True, seen: dict[str, bool] | None = None

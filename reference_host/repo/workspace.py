@@ -28,7 +28,7 @@ from pathlib import Path
 
 from asp_protocol.canonical import blob_id, digest, digest_bytes
 from asp_protocol.framing import compact_json
-from reference_host.repo import gitstatus
+from reference_host.repo import gitstatus, workfiles
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
 from reference_host.repo.gitindex import HiddenEntries
@@ -84,13 +84,15 @@ def _dirty_digest(differing: frozenset[tuple[str, str | None]], uncarried: froze
 
 @dataclass(frozen=True)
 class _Reading:
-    """The last `git status` answer read in full, what it named, its state and identities."""
+    """The last `git status` answer read in full, what it named, its state and identities
+    (and those as `Settled`, made by the first guess that checks them again)."""
 
     stdout: bytes
     tree: str
     candidates: dict[str, str | None]
     state: WorkTreeState
     hashes: Taken
+    settled: list[workfiles.Settled | None] = field(default_factory=list)
 
 
 class Workspace:
@@ -210,9 +212,13 @@ class Workspace:
         last = self._last
         if last is None or self.runner.filtered_drivers or not self.hidden.fresh():
             return None
-        taken: Taken = {}
+        if not last.settled:
+            last.settled.append(self.files.settle(last.hashes))
+        taken = self.files.recheck(last.settled[0])  # each path's stat checked now
+        if len(taken) == len(last.hashes):  # every one as it was: the state is that reading's
+            return gitstatus.Guess(last.stdout, last.state, taken)
         try:
-            state = self._compare(last.tree, last.candidates, True, taken, last)[0]
+            state = self._compare(last.tree, last.candidates, True, taken)[0]
         except NeedsReading:
             return None
         return gitstatus.Guess(last.stdout, last.state if state == last.state else state, taken)
@@ -244,14 +250,9 @@ class Workspace:
         return state
 
     def _compare(
-        self,
-        tree: str,
-        candidates: dict[str, str | None],
-        on_loop: bool,
-        taken: Taken | None,
-        last: _Reading | None = None,
+        self, tree: str, candidates: dict[str, str | None], on_loop: bool, taken: Taken | None
     ) -> tuple[WorkTreeState, Taken]:
-        """The state of *candidates* against *tree* and each path's identity (*last*'s if all are)."""
+        """The state of *candidates* against *tree*, and each carried path's identity."""
         head_sha1: dict[str, str] = {}
         differing: dict[str, str | None] = {}
         uncarried: dict[str, str] = {}
@@ -267,8 +268,6 @@ class Workspace:
         hashes = self.files.hash_all(wanted, on_loop=on_loop, taken=taken)
         if hashes is None:
             raise NeedsReading
-        if last is not None and hashes == last.hashes:  # identities compared, not only bytes'
-            return last.state, hashes
         for path, head in carried.items():
             found = hashes[path]
             if found is None:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from reference_host.repo.workfiles import WorkFiles
+from tests.host.test_host_status_guess import settled  # noqa: F401
 from tests.support.gitrepo import write_files
 
 
@@ -54,3 +57,69 @@ def test_a_directory_swapped_for_a_symlink_out_between_two_batches_is_refused(
     (root / "pkg" / "sub").symlink_to(outside / "moved", target_is_directory=True)
     assert files.hash_all({"pkg/sub/a.txt": True})["pkg/sub/a.txt"] is None
     assert files.read("pkg/sub/a.txt") is None
+
+
+def _change(root: Path, outside: Path, change: str) -> None:
+    if change == "rewritten":
+        (root / "pkg" / "g.txt").write_text("g, longer now\n")
+    elif change == "created":
+        (root / "new.txt").write_text("new\n")
+    elif change == "removed":
+        (root / "top.txt").unlink()
+    elif change == "directory swapped for a symlink out":
+        shutil.copytree(root / "pkg" / "sub", outside / "copy")
+        shutil.rmtree(root / "pkg" / "sub")
+        (root / "pkg" / "sub").symlink_to(outside / "copy", target_is_directory=True)
+    elif change == "file swapped for a symlink":
+        (root / "pkg" / "g.txt").unlink()
+        (root / "pkg" / "g.txt").symlink_to(root / "top.txt")
+
+
+@pytest.mark.usefixtures("settled")
+@pytest.mark.parametrize(
+    "change",
+    [
+        "nothing",
+        "rewritten",
+        "created",
+        "removed",
+        "directory swapped for a symlink out",
+        "file swapped for a symlink",
+    ],
+)
+def test_a_settled_reading_checked_again_gives_what_hashing_all_again_gives(
+    tmp_path: Path, change: str
+) -> None:
+    """`recheck` takes only the paths whose stat (and every directory on the way) is as it was:
+    with those taken, `hash_all` gives what it gives from scratch, whatever changed."""
+    root, outside = _tree(tmp_path)
+    write_files(root, {"pkg/g.txt": "g\n"})
+    wanted = {"top.txt": True, "pkg/sub/a.txt": True, "pkg/g.txt": False, "new.txt": False}
+    files = WorkFiles(root)
+    found = files.hash_all(wanted)
+    assert found is not None and found["new.txt"] is None
+    reading = files.settle(found)
+    assert reading is not None
+    assert files.recheck(reading) == found, "nothing changed yet: every path taken"
+    _change(root, outside, change)
+    taken = files.recheck(reading)
+    assert all(taken[path] == found[path] for path in taken)
+    assert (len(taken) == len(found)) is (change == "nothing")
+    if change == "directory swapped for a symlink out":
+        assert taken == {}, "a directory on the way is not one now: nothing taken"
+    fresh = WorkFiles(root).hash_all(wanted)
+    assert files.hash_all(wanted, taken=taken) == fresh
+
+
+def test_a_racy_digest_or_a_root_not_named_by_its_real_path_is_not_settled(
+    tmp_path: Path,
+) -> None:
+    root, _ = _tree(tmp_path)
+    files = WorkFiles(root)
+    found = files.hash_all({"top.txt": True})  # just written: its digest is not kept
+    assert found is not None and found["top.txt"] is not None
+    assert files.settle(found) is None
+    alias = tmp_path / "alias"
+    alias.symlink_to(root, target_is_directory=True)
+    aliased = WorkFiles(alias)
+    assert aliased.settle({"missing.txt": None}) is None
