@@ -118,22 +118,35 @@ def uncarried(path: str, head: str | None) -> str | None:
     return SUBMODULE_REASON if head == SUBMODULE else uncarried_reason(path)
 
 
-def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
+#: The changed-entry records of one answer, each as `parse_status` read it: (path, HEAD sha1).
+Parsed = dict[bytes, tuple[str, str | None]]
+
+
+def parse_status(
+    out: bytes, known: Parsed | None = None
+) -> tuple[str | None, dict[str, str | None]]:
     """(HEAD commit or None before the first commit, path -> HEAD sha1 or None when HEAD lacks
-    it) of every path `git status` reports; a submodule git reports maps to `SUBMODULE`."""
+    it) of every path `git status` reports; a submodule git reports maps to `SUBMODULE`.
+    *known*: the changed-entry records of the answer read before, reused for the same bytes
+    (an answer that changed mostly repeats the last one's), then replaced by this answer's."""
     commit: str | None = None
     candidates: dict[str, str | None] = {}  # path -> HEAD sha1 (None: not in HEAD)
     head: str | None
+    records: Parsed = {}
     for record in out.split(b"\0"):
         kind = record[:2]
         if kind == b"1 ":
-            # 1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
-            fields = record.split(b" ", 8)
-            if b"160000" in (fields[3], fields[4], fields[5]):
-                head = SUBMODULE  # added, removed or moved: a change no ChangeSet can carry
-            else:
-                head = None if fields[3] == b"000000" else fields[6].decode("ascii")
-            candidates[fields[8].decode("utf-8", "surrogateescape")] = head
+            parsed = known.get(record) if known is not None else None
+            if parsed is None:
+                # 1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
+                fields = record.split(b" ", 8)
+                if b"160000" in (fields[3], fields[4], fields[5]):
+                    head = SUBMODULE  # added, removed or moved: a change no ChangeSet can carry
+                else:
+                    head = None if fields[3] == b"000000" else fields[6].decode("ascii")
+                parsed = (fields[8].decode("utf-8", "surrogateescape"), head)
+            records[record] = parsed
+            candidates[parsed[0]] = parsed[1]
         elif kind == b"? ":
             candidates[record[2:].decode("utf-8", "surrogateescape")] = None
         elif kind == b"u ":
@@ -144,6 +157,9 @@ def parse_status(out: bytes) -> tuple[str | None, dict[str, str | None]]:
         elif record.startswith(b"# branch.oid "):
             oid = record[len(b"# branch.oid ") :].decode("ascii")
             commit = None if oid == "(initial)" else oid
+    if known is not None:
+        known.clear()
+        known.update(records)
     return commit, candidates
 
 

@@ -107,6 +107,7 @@ class Workspace:
         self.unusable: str | None = None
         self._discover()
         self._last: _Reading | None = None
+        self._parsed: gitstatus.Parsed = {}  # the last answer's records, read again when repeated
         self._lock = threading.Lock()
         self.uploads: OrderedDict[str, bytes] = OrderedDict()
         self._upload_bytes = 0
@@ -237,7 +238,7 @@ class Workspace:
     def _read_status(self, status: GitResult, on_loop: bool, taken: Taken | None) -> WorkTreeState:
         if not status.ok:
             raise GitUnusable(status.reason())
-        commit, candidates = parse_status(status.stdout)
+        commit, candidates = parse_status(status.stdout, self._parsed)
         if on_loop and (self.runner.filtered_drivers or not self.blobs.knows_commit(commit)):
             raise NeedsReading  # check-attr over HEAD, or rev-parse of a new commit
         tree = self._tree_of(commit)

@@ -74,3 +74,23 @@ def test_a_branch_with_an_upstream_is_read_without_counting_commits(tmp_path: Pa
     assert b"# branch.upstream origin/main" in out.stdout
     assert b"# branch.ab +? -?" in out.stdout, "ahead/behind not computed"
     assert parse_status(out.stdout) == (git(repo, "rev-parse", "HEAD").strip(), {})
+
+
+def test_records_repeated_from_the_last_answer_read_as_read_from_scratch(tmp_path: Path) -> None:
+    """`known` (the last answer's changed-entry records) is reused for the same bytes and then
+    holds the new answer's: each answer reads what it reads alone, whatever came before."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "a\n", "b.py": "b\n", "c.py": "c\n"})
+    known: dict[bytes, tuple[str, str | None]] = {}
+    changes = [
+        lambda: (repo / "a.py").write_text("a2\n"),
+        lambda: (repo / "new.py").write_text("n\n"),
+        lambda: git(repo, "add", "a.py", "new.py"),  # the same paths, other records
+        lambda: (repo / "b.py").unlink(),
+        lambda: git(repo, "commit", "-qm", "moved HEAD: every HEAD sha1 may differ"),
+    ]
+    for change in changes:
+        change()
+        out = GitRunner(repo).run(*STATUS_ARGS).stdout
+        assert parse_status(out, known) == parse_status(out)
+        records = [r for r in out.split(b"\0") if r.startswith(b"1 ")]
+        assert set(known) == set(records)
