@@ -5,19 +5,15 @@ machine — encoding the environment (~75 variables, half of them the host's con
 Python on every call, the error pipe, the close-fds walk, the `communicate` selector — which on a
 1,000-file repository is an eighth of what `git status` itself takes. Here the program is
 started with `os.posix_spawn` (glibc starts it with `clone(CLONE_VFORK)`: no page tables copied,
-whatever the host's size) from an environment encoded once (`EncodedEnv`), and the call costs
-about 0.25 ms. Its standard output and error are anonymous in-memory files (`memfd_create`), not
-pipes: the child never waits on the host to empty a pipe, so the host only waits for its exit
-and then reads both files whole — one wake-up when git is done, where pipes cost a wake-up and a
-loop turn for each chunk and each end of file, and two descriptors watched and unwatched on the
-loop per git start.
+whatever the host's size) from an environment encoded once (`EncodedEnv`), its output is read
+with one `poll` loop, and the call costs about 0.25 ms.
 
-The child gets standard input `/dev/null` (or a file holding the bytes given) — `subprocess.run`
-without input handed it the host's own request pipe —, SIGPIPE and SIGXFSZ back at their defaults, no blocked
+The child gets standard input `/dev/null` (or the bytes given) — `subprocess.run` without input
+handed it the host's own request pipe —, SIGPIPE and SIGXFSZ back at their defaults, no blocked
 signal, and descriptors 0 to 2 only: every other descriptor the host opens is close-on-exec,
 and every one open is closed in the child anyway (`_close_inherited`, as `close_fds` did).
 The working directory is git's `-C`, which git applies before it reads anything. `finish_async`
-waits for the exit on the asyncio event loop instead of in a thread (`_Exited`).
+waits for the answer on the asyncio event loop instead of in a thread (`_LoopReading`).
 
 `find_program` resolves the program once, from the absolute entries of `PATH` only: a relative
 entry (`.`, an empty entry) would have been looked up from the repository's directory, where a
@@ -29,15 +25,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import anyio
 
 _RESET_SIGNALS = tuple(s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)) if s)
+_READ = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -83,52 +80,50 @@ class EncodedEnv:
 
 
 class Child:
-    """A started program whose outputs are collected by `finish` (once) when it has exited;
-    `close` kills and reaps it if `finish` never ran, so no exception between the two leaves a
-    process behind."""
+    """A started program whose output is collected by `finish` (once); `close` kills and reaps
+    it if `finish` never ran, so no exception between the two leaves a process behind."""
 
-    def __init__(self, pid: int, out: int, err: int, given: int | None) -> None:
+    def __init__(self, pid: int, out_r: int, err_r: int, in_w: int, stdin: bytes | None) -> None:
         self.pid = pid
-        self._fds = [out, err] + ([given] if given is not None else [])
+        self._fds = [out_r, err_r] + ([in_w] if stdin is not None else [])
+        self._stdin = stdin
         self._done: Finished | None = None
 
     def finish(self) -> Finished:
         if self._done is None:
+            out_r, err_r = self._fds[0], self._fds[1]
+            in_w = self._fds[2] if self._stdin is not None else -1
             try:
-                _, status = os.waitpid(self.pid, 0)
+                out, err = _collect(out_r, err_r, in_w, self._stdin, self._fds)
             except BaseException:
                 self.close()
                 raise
-            self._collect(status)
-        assert self._done is not None
+            self._close_fds()
+            _, status = os.waitpid(self.pid, 0)
+            self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
         return self._done
 
     async def finish_async(self) -> Finished:
-        """`finish` without blocking the event loop: the asyncio loop itself watches a pidfd of
-        the child (a plain reader callback, no task) and the child is reaped once it says the
-        child exited. Off asyncio, or without pidfds, `finish` in a thread."""
+        """`finish` without blocking the event loop (no input only): both pipes and a pidfd are
+        watched by the asyncio loop itself — plain reader callbacks, no task per pipe — and the
+        child is reaped once its pidfd says it exited. Off asyncio, `finish` in a thread."""
         if self._done is None:
+            assert self._stdin is None, "input is fed by the blocking finish()"
             try:
-                exited = _Exited(asyncio.get_running_loop(), self.pid)
+                reading = _LoopReading(
+                    asyncio.get_running_loop(), self.pid, self._fds[0], self._fds[1]
+                )
             except (RuntimeError, OSError):  # not on asyncio, or no pidfd (Linux < 5.3)
                 return await anyio.to_thread.run_sync(self.finish)
             try:
-                await exited.done
+                out, err = await reading.done
             except BaseException:
                 self.close()
                 raise
-            _, status = os.waitpid(self.pid, 0)  # its pidfd was readable: it has exited
-            self._collect(status)
-        assert self._done is not None
-        return self._done
-
-    def _collect(self, status: int) -> None:
-        self.pid = 0  # reaped: never killed again (the number may be another process's now)
-        try:
-            out, err = _contents(self._fds[0]), _contents(self._fds[1])
-        finally:
             self._close_fds()
-        self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
+            _, status = os.waitpid(self.pid, 0)  # its pidfd was readable: it has exited
+            self._done = Finished(os.waitstatus_to_exitcode(status), out, err)
+        return self._done
 
     def close(self) -> None:
         if self._done is None and self.pid:
@@ -144,63 +139,35 @@ class Child:
 def spawn_start(
     program: str, argv: list[str], env: Mapping[bytes, bytes], stdin: bytes | None = None
 ) -> Child:
-    """Start *program* with its stdout and stderr going to files of the host's (see the module
-    docstring); raises OSError when it cannot be started."""
-    fds: list[int] = []
+    """Start *program* with its stdout and stderr piped to the host; raises OSError when it
+    cannot be started."""
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    in_r, in_w = os.pipe2(os.O_CLOEXEC) if stdin is not None else (-1, -1)
+    mine = [out_r, err_r] + ([in_w] if stdin is not None else [])
+    theirs = [out_w, err_w] + ([in_r] if stdin is not None else [])
+    actions: list[tuple[object, ...]] = [
+        (os.POSIX_SPAWN_DUP2, in_r, 0)
+        if stdin is not None
+        else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2),
+        *_close_inherited(),
+    ]
     try:
-        out = _file(fds)
-        err = _file(fds)
-        given = _given(fds, stdin) if stdin is not None else None
-        actions: list[tuple[object, ...]] = [
-            (os.POSIX_SPAWN_DUP2, given, 0)
-            if given is not None
-            else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, out, 1),
-            (os.POSIX_SPAWN_DUP2, err, 2),
-            *_close_inherited(),
-        ]
-        if min(fds) <= 2:  # the host runs without stdio: a dup2 onto itself keeps close-on-exec
+        if min(theirs) <= 2:  # the host runs without stdio: a dup2 onto itself keeps close-on-exec
             raise OSError("standard descriptors are closed; cannot start a child safely")
         pid = os.posix_spawn(
             program, argv, env, file_actions=actions, setsigmask=(), setsigdef=_RESET_SIGNALS
         )
     except BaseException:
-        for fd in fds:
+        for fd in mine:
             os.close(fd)
         raise
-    return Child(pid, out, err, given)
-
-
-def _file(opened: list[int]) -> int:
-    """A new anonymous file in memory (close-on-exec), added to *opened*."""
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("asp-host-git", os.MFD_CLOEXEC)
-    else:  # not Linux: an unlinked temporary file (Python opens it close-on-exec)
-        fd, path = tempfile.mkstemp(prefix="asp-host-git-")
-        os.unlink(path)
-    opened.append(fd)
-    return fd
-
-
-def _given(opened: list[int], data: bytes) -> int:
-    """A file holding *data*, read from its start: the child's input."""
-    fd = _file(opened)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def _contents(fd: int) -> bytes:
-    """Everything written to one of the child's output files."""
-    size = os.fstat(fd).st_size
-    parts = [os.pread(fd, size, 0)] if size else []
-    done = sum(map(len, parts))
-    while done < size and parts[-1]:  # a short read (a single read stops short of 2 GiB)
-        parts.append(os.pread(fd, size - done, done))
-        done += len(parts[-1])
-    return b"".join(parts)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return Child(pid, out_r, err_r, in_w, stdin)
 
 
 def _close_inherited() -> list[tuple[object, ...]]:
@@ -228,24 +195,101 @@ def spawn_run(
         child.close()
 
 
-class _Exited:
-    """A child's exit, watched on the loop through a pidfd (`done` is set once it exited)."""
+def _collect(
+    out_r: int, err_r: int, in_w: int, stdin: bytes | None, still_open: list[int]
+) -> tuple[bytes, bytes]:
+    """Read both pipes to their end (and feed stdin) in one poll loop: no pipe can fill and
+    stall the child while the host waits on the other. Stdin is closed (and dropped from
+    *still_open*) once written, so the child sees its end."""
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    poller.register(out_r, select.POLLIN)
+    poller.register(err_r, select.POLLIN)
+    pending = memoryview(stdin or b"")
+    if stdin is not None:
+        if pending:
+            os.set_blocking(in_w, False)
+            poller.register(in_w, select.POLLOUT)
+        else:
+            _close_input(in_w, still_open)
+    open_reads = 2
+    while open_reads or pending:
+        for fd, _event in poller.poll():
+            if fd == in_w:
+                try:
+                    pending = pending[os.write(in_w, pending[:_READ]) :]
+                except BrokenPipeError:
+                    pending = pending[:0]  # the child stopped reading: its answer says why
+                except BlockingIOError:
+                    continue
+                if not pending:
+                    poller.unregister(in_w)
+                    _close_input(in_w, still_open)
+                continue
+            data = os.read(fd, _READ)
+            if data:
+                chunks[fd].append(data)
+            else:
+                poller.unregister(fd)
+                open_reads -= 1
+    return b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, pid: int) -> None:
+
+class _LoopReading:
+    """Reads a child's stdout and stderr to their end and waits for its exit on the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, pid: int, out_r: int, err_r: int) -> None:
         self.loop = loop
-        self.done: asyncio.Future[None] = loop.create_future()
+        self.done: asyncio.Future[tuple[bytes, bytes]] = loop.create_future()
+        self.chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        self.out_r, self.err_r = out_r, err_r
         self.pidfd = os.pidfd_open(pid)  # first: when it fails, nothing is watched yet
+        self.watched = [out_r, err_r, self.pidfd]
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, False)
+            loop.add_reader(fd, self._readable, fd)
         loop.add_reader(self.pidfd, self._exited)
         self.done.add_done_callback(self._stop)
 
+    def _readable(self, fd: int) -> None:
+        try:
+            data = os.read(fd, _READ)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if not self.done.done():
+                self.done.set_exception(exc)
+            return
+        if data:
+            self.chunks[fd].append(data)
+            return
+        self._unwatch(fd)
+        self._maybe_done()
+
     def _exited(self) -> None:
-        if not self.done.done():
-            self.done.set_result(None)
+        self._unwatch(self.pidfd)
+        self._maybe_done()
+
+    def _maybe_done(self) -> None:
+        if len(self.watched) == 0 and not self.done.done():
+            out, err = self.chunks[self.out_r], self.chunks[self.err_r]
+            self.done.set_result((b"".join(out), b"".join(err)))
+
+    def _unwatch(self, fd: int) -> None:
+        if fd in self.watched:
+            self.loop.remove_reader(fd)
+            self.watched.remove(fd)
 
     def _stop(self, _future: object) -> None:
-        """Done or cancelled: stop watching and close the pidfd."""
-        self.loop.remove_reader(self.pidfd)
+        """Done or cancelled: stop watching, and close the pidfd (the pipes are the child's)."""
+        for fd in list(self.watched):
+            self._unwatch(fd)
         os.close(self.pidfd)
+
+
+def _close_input(fd: int, still_open: list[int]) -> None:
+    still_open.remove(fd)
+    os.close(fd)
 
 
 def _kill(pid: int) -> None:
