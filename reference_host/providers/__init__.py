@@ -69,5 +69,6 @@ PYTHON_EDIT = BuiltinProvider(
     id="asp-python-edit",
     module="reference_host.providers.python_edit",
     capability="edit",
+    user_cache=True,
 )
 BUILTIN_PROVIDERS: tuple[BuiltinProvider, ...] = (PYTHON_CHECK, PYTHON_INSPECT, PYTHON_EDIT)

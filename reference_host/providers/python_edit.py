@@ -12,14 +12,19 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from asp_protocol.canonical import canonical_json
 from asp_protocol.errors import AspError, ErrorCode
 from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.editing import (
     FileEdits,
     ProposeRequest,
@@ -31,55 +36,123 @@ from reference_host.providers.editing import (
     split_lines,
     status_plan,
 )
-from reference_host.providers.pyindex import InspectEngine, PythonIndex, python_tree
-from reference_host.providers.pyindex.rename import plan_rename
+from reference_host.providers.pyindex import InspectEngine, PythonIndex
+from reference_host.providers.pyindex.build import INDEXING, Builds
+from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from reference_host.providers.pyindex.diskcache import FactCache
+from reference_host.providers.pyindex.engine import Listing
+from reference_host.providers.pyindex.rename import files_to_read, plan_rename, unindexed_refusal
 from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
 READ_BATCH = 256
-MAX_TEXTS = 20000
+DEFAULT_WAIT_S = 3.0  # how long a request waits for a running build before answering
+BUILD_CALLBACK_TIMEOUT_S = 60.0
+
+
+def not_ready(progress: str) -> dict[str, Any]:
+    """The `incomplete` detail of a request that met the index still building."""
+    return {
+        "reason": "budget-exhausted",
+        "detail": f"the index is still being built ({progress[:200]}); it goes on in the "
+        "background: ask again shortly",
+        "recoverable": True,
+    }
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """The session's Python files as this provider read them: index, texts and blobs by path."""
+    """The session's Python index, what could not be indexed, and file texts read on demand."""
 
     index: PythonIndex
-    texts: dict[str, str]
-    blobs: dict[str, str]
+    blobs: dict[str, str]  # path -> blob id of every indexed file
+    unindexed: dict[str, str]  # listed Python files with no facts (unparsable, refused, too large)
+    callbacks: HostCallbacks
+    gap: str | None = None  # files the index could not even list, when there are
+
+    async def texts(self, paths: list[str]) -> dict[str, str | None]:
+        """The text of each of *paths* (None when the host refuses or lacks its blob)."""
+        wanted = {p: self.blobs.get(p) or self.unindexed.get(p) for p in paths}
+        ids = [b for b in dict.fromkeys(wanted.values()) if b is not None]
+        served: dict[str, bytes] = {}
+        for start in range(0, len(ids), READ_BATCH):
+            got, _ = await self.callbacks.read_each(ids[start : start + READ_BATCH])
+            served.update(got)
+        return {
+            p: served[b].decode("utf-8", "replace") if b in served else None
+            for p, b in wanted.items()
+            if b is not None
+        }
 
 
 class PythonEditProvider(ProviderRuntime):
-    """The runtime plus the inspect engine and the decoded text of every blob it parsed."""
+    """The runtime plus the inspect engine's background builds (pyindex/build.py): an index is
+    built once per baseline in the session's task group, not in the request that asked, so a
+    large tree is never rebuilt from scratch by each request that times out; a request that
+    meets a build still running answers at once with an `incomplete` plan saying how far it got.
+    """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        wait: float = DEFAULT_WAIT_S,
+        cache_dir: Path | None = None,
+        cache_max_bytes: int = DEFAULT_CACHE_BYTES,
+        hold_requests: int = 0,
+    ) -> None:
         super().__init__(
             provider_id=PYTHON_EDIT.id,
             fingerprint=PYTHON_EDIT.fingerprint(),
             capabilities={"edit": edit_capability(OPERATIONS)},
         )
         self.engine = InspectEngine()
-        self.texts: dict[str, str] = {}
+        cache = (
+            FactCache(cache_dir, self.fingerprint, cache_max_bytes)
+            if cache_dir is not None
+            else None
+        )
+        self.builds = Builds(self.engine, wait=wait, cache=cache, hold_requests=hold_requests)
         self._lock = anyio.Lock()
         self.capability("edit/propose", self.propose)
 
-    async def _load(self, call: Call) -> Loaded:
-        """The index of the session's Python files, their texts by path, and blobs by path."""
+    async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
+        """Serve the session with a task group of its own, where index builds outlive requests."""
+        async with anyio.create_task_group() as tg:
+            self.builds.attach(tg, self._session_callbacks)
+            code = await super().serve(receive, send)
+            tg.cancel_scope.cancel()
+        return code
+
+    def _session_callbacks(self) -> HostCallbacks:
+        assert self.endpoint is not None
+        return HostCallbacks(self.endpoint, timeout=BUILD_CALLBACK_TIMEOUT_S)
+
+    async def _load(self, call: Call, request: ProposeRequest) -> Loaded:
+        """The finished index of the session's Python files; raises the builds' retryable
+        "indexing" AspError while it is still being built."""
         listing = await call.callbacks.list_tree(globs=["**/*.py"])
-        tree = python_tree({e.path: e.blob_id for e in listing.entries if e.kind == "file"})
-        wanted = [b for b in dict.fromkeys(tree.values()) if b not in self.texts]
-        for start in range(0, len(wanted), READ_BATCH):
-            served, _ = await call.callbacks.read_each(wanted[start : start + READ_BATCH])
-            for blob, data in served.items():
-                self.engine.add_blob(blob, data)
-                self.texts[blob] = data.decode("utf-8", "replace")
-        while len(self.texts) > MAX_TEXTS:
-            self.texts.pop(next(iter(self.texts)))
-        readable = {p: b for p, b in tree.items() if b in self.texts and self.engine.facts(b)}
-        index = await anyio.to_thread.run_sync(self.engine.index, readable)
-        return Loaded(index, {p: self.texts[b] for p, b in readable.items()}, readable)
+        entries = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
+        key = canonical_json({k: v for k, v in request.baseline.items() if k != "stampedAt"})
+        tree = Listing.of(key, entries, listing.truncated)
+
+        async def report(percentage: int, message: str) -> None:
+            await call.progress(percentage=percentage, message=message)
+
+        args = (tree.key, tree.tree, tree.truncated, report, tree.unnamable)
+        prepared = await self.builds.prepared(*args)
+        files = prepared.index.files
+        unindexed = {
+            p: b for p, b in prepared.tree.items() if p not in files or files[p].facts.error
+        }
+        gap = None
+        if prepared.tree_truncated:
+            gap = "the host's listing of the tree was truncated"
+        elif prepared.unnamable:
+            gap = f"{len(prepared.unnamable)} Python file name(s) have no UTF-8 form"
+        blobs = {p: b for p, b in prepared.tree.items() if p not in unindexed}
+        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap)
 
     async def propose(self, call: Call) -> dict[str, Any]:
         request = parse_propose(call.params)
@@ -98,24 +171,40 @@ class PythonEditProvider(ProviderRuntime):
                 },
             )
             return {"proposal": body}
-        async with self._lock:
-            loaded = await self._load(call)
+        try:
+            async with self._lock:
+                loaded = await self._load(call, request)
+        except AspError as error:
+            if error.message != INDEXING:
+                raise
+            progress = error.detail or INDEXING
+            return {
+                "proposal": status_plan(request, provider, [], "incomplete", not_ready(progress))
+            }
         if request.operation == "rename":
-            body = self._rename(request, provider, loaded)
+            body = await self._rename(request, provider, loaded)
         else:
-            body = self._imports(request, provider, loaded)
+            body = await self._imports(request, provider, loaded)
         return {"proposal": body}
 
-    def _rename(
+    async def _rename(
         self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded
     ) -> dict[str, Any]:
-        index, texts, blobs = loaded.index, loaded.texts, loaded.blobs
+        index, blobs = loaded.index, loaded.blobs
         symbol, new = request.args.get("symbol"), request.args.get("newName")
         if isinstance(symbol, dict):
             symbol = symbol.get("id")
         if not isinstance(symbol, str) or not isinstance(new, str):
             raise AspError(ErrorCode.INVALID_PARAMS, "rename needs args {symbol, newName} strings")
+        wanted = files_to_read(index, symbol)
+        texts = {p: t for p, t in (await loaded.texts(wanted[1])).items() if t} if wanted else {}
         outcome = plan_rename(index, texts, symbol, new)
+        if outcome.refusal is None and loaded.gap is not None:
+            outcome.refuse("unresolved", f"{loaded.gap}; they may use {outcome.old}")
+        elif outcome.refusal is None and loaded.unindexed:
+            why = unindexed_refusal(outcome.old, await loaded.texts(list(loaded.unindexed)))
+            if why is not None:
+                outcome.refuse("unresolved", why)
         if outcome.refusal == "invalid":
             return status_plan(
                 request,
@@ -179,14 +268,16 @@ class PythonEditProvider(ProviderRuntime):
             "from the inspect index.",
         )
 
-    def _imports(
+    async def _imports(
         self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded
     ) -> dict[str, Any]:
-        index, texts, blobs = loaded.index, loaded.texts, loaded.blobs
+        index, blobs = loaded.index, loaded.blobs
         wanted = request.args.get("paths", request.scope)
         if not isinstance(wanted, list) or not all(isinstance(p, str) for p in wanted):
             raise AspError(ErrorCode.INVALID_PARAMS, "remove-unused-imports needs args {paths}")
-        paths = [p for p in sorted(texts) if in_scope(p, wanted) and in_scope(p, request.scope)]
+        chosen = [p for p in sorted(blobs) if in_scope(p, wanted) and in_scope(p, request.scope)]
+        texts = {p: t for p, t in (await loaded.texts(chosen)).items() if t is not None}
+        paths = [p for p in chosen if p in texts]
         files, removed, skipped = [], 0, []
         for path in paths:
             fixes = unused_import_fixes(path, index.files[path].facts, texts[path])
@@ -222,8 +313,40 @@ class PythonEditProvider(ProviderRuntime):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serve one edit session on stdin/stdout (argv is accepted for symmetry and ignored)."""
-    return run_stdio(PythonEditProvider())
+    """Serve one edit session on stdin/stdout; the options are settings of the trusted manifest."""
+    parser = argparse.ArgumentParser(prog="asp-python-edit")
+    parser.add_argument(
+        "--index-wait-ms",
+        type=int,
+        default=int(DEFAULT_WAIT_S * 1000),
+        help="how long a request waits for a running index build before answering 'incomplete'",
+    )
+    parser.add_argument(
+        "--hold-build-requests",
+        type=int,
+        default=0,
+        help="test only: the build starts after this many requests asked for it",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="persistent facts cache outside the workspace (the host's choice; none: no cache)",
+    )
+    parser.add_argument(
+        "--cache-max-mb",
+        type=int,
+        default=DEFAULT_CACHE_BYTES // (1024 * 1024),
+        help="bound of the persistent facts cache, MiB",
+    )
+    args = parser.parse_args(argv)
+    provider = PythonEditProvider(
+        wait=max(0, args.index_wait_ms) / 1000,
+        cache_dir=args.cache_dir,
+        cache_max_bytes=max(1, args.cache_max_mb) * 1024 * 1024,
+        hold_requests=args.hold_build_requests,
+    )
+    return run_stdio(provider)
 
 
 if __name__ == "__main__":

@@ -7,15 +7,14 @@ family="inspect")` launches this class.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from asp_protocol.vocabulary import CapabilityFamily
+from reference_host.sessions.building import watch_building_request
 from reference_host.sessions.callbacks import EvaluationScope
 from reference_host.sessions.session import InitializeResult, Progress, ProviderSession
 
 INSPECT_VERBS = ("symbols", "references", "callers", "callees", "impact")
-INDEXING = "indexing"
-MAX_PROGRESS_TEXT = 200
 
 
 class InspectProviderSession(ProviderSession):
@@ -26,27 +25,7 @@ class InspectProviderSession(ProviderSession):
     def _watch_request(
         self, scope: EvaluationScope, on_progress: Progress | None
     ) -> Progress | None:
-        """The baseline part of *scope* stays readable after the request ends (the provider's
-        index build may outlive it), and "indexing" progress is remembered so a deadline hit
-        while indexing is not taken for a hung provider."""
-        self.callbacks.standing = EvaluationScope(
-            baseline=scope.baseline,
-            index=scope.index,
-            referenced={},
-            load=scope.load,
-            load_many=scope.load_many,
-            by_blob=scope.by_blob,
-        )
-        self.indexing = None
-
-        async def progress(value: Any) -> None:
-            message = value.get("message") if isinstance(value, dict) else None
-            if isinstance(message, str) and message.startswith(INDEXING):
-                self.indexing = message[:MAX_PROGRESS_TEXT]
-            if on_progress is not None:
-                await on_progress(value)
-
-        return progress
+        return watch_building_request(self, scope, on_progress)  # builds outlive requests
 
     def _accept_capability(self, init: InitializeResult) -> None:
         block = self._family_block(init)

@@ -86,8 +86,41 @@ def _external(file: FileEntry, use: UseFact) -> bool:
     return False
 
 
+def files_to_read(index: PythonIndex, symbol: str) -> tuple[str, list[str]] | None:
+    """The name *symbol* defines and the indexed files `plan_rename` needs the text of: the
+    definition's, and those whose facts use, import or export that name (a file mentioning it only
+    in a comment or a string gets no edit). None when *symbol* names no single definition."""
+    matches = [m for m in resolve_symbol(index, {"id": symbol}) if index.def_fact(m) is not None]
+    found = index.def_fact(matches[0]) if len(matches) == 1 else None
+    if found is None:
+        return None
+    entry, fact = found
+    name, paths = fact.name, [entry.path]
+    for path, file in index.files.items():
+        facts = file.facts
+        if path != entry.path and (
+            any(name in use.chain for use in facts.uses)
+            or any(imp.name == name for imp in facts.imports)
+            or (facts.all_names is not None and name in facts.all_names)
+        ):
+            paths.append(path)
+    return name, paths
+
+
+def unindexed_refusal(name: str, texts: dict[str, str | None]) -> str | None:
+    """Why a rename of *name* cannot be proven complete: a file the index holds no facts of (it
+    does not parse, is too large, or was not served: text None) may use the name."""
+    for path, text in sorted(texts.items()):
+        if text is None:
+            return f"{path} could not be read; it may use {name}"
+        if name in text:
+            return f"{path} could not be indexed (it does not parse?); it may use {name}"
+    return None
+
+
 def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str) -> RenameResult:
-    """Where to rewrite the name of *symbol* to *new* (see the module docstring)."""
+    """Where to rewrite the name of *symbol* to *new* (see the module docstring); *texts* holds at
+    least the files `files_to_read` names."""
     result = RenameResult()
     if not is_new_name(new):
         return result.refuse("invalid", f"newName {new[:80]!r} is not a Python identifier")
