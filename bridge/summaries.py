@@ -165,9 +165,32 @@ def authority_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# coverage degradations meaning a check produced no assessment at all (not a partial one)
+NOT_ASSESSED = frozenset(
+    {
+        "fail-open",
+        "quarantined",
+        "crashed",
+        "skewed",
+        "missing",
+        "stale",
+        "missing-required-provider",
+        "stale-baseline",
+        "error",
+        "cancelled",
+        "malformed",
+        "timed-out",
+        "unavailable",
+        "incompatible",
+        "unsupported-assurance",
+    }
+)
+
+
 def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
     """How many paths an evaluation covered: the ChangeSet's paths minus those the host listed as
-    analysed by no required provider (`coverage.degraded`, reason `unsupported`, source = path)."""
+    analysed by no required provider (`coverage.degraded`, reason `unsupported`, source = path);
+    none at all when a check gave no assessment (timed out, crashed, ...)."""
     paths = list(
         dict.fromkeys(
             c["path"]
@@ -177,6 +200,18 @@ def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
     )
     if not paths:
         return "Paths evaluated: 0 (the ChangeSet is empty; nothing was checked)."
+    failed = [
+        _d(d)
+        for d in _items(_d(result.get("coverage")).get("degraded"))
+        if _d(d).get("reason") in NOT_ASSESSED
+    ]
+    if failed:  # e.g. the check timed out: no path can be said to be evaluated
+        first = failed[0]
+        return (
+            f"Paths evaluated: none confirmed of {len(paths)} changed — a required check gave "
+            f"no assessment ({_s(first.get('source'))}: {_s(first.get('reason'))}); treat every "
+            "changed path as unchecked."
+        )
     listed = {
         _d(d).get("source")
         for d in _items(_d(result.get("coverage")).get("degraded"))

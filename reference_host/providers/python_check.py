@@ -43,6 +43,7 @@ from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.python_rules import (
     ALL_RULES,
     CONFIGURATION,
+    PACKAGE_INIT,
     PYTHON_GLOBS,
     SOURCE,
     TOO_MANY_PARAMETERS,
@@ -348,7 +349,8 @@ class Evaluation:
             )
             return None
         try:
-            raw, hit = await self.provider.cache.findings(blob, data, self.max_parameters)
+            init = path.rpartition("/")[2] == PACKAGE_INIT
+            raw, hit = await self.provider.cache.findings(blob, data, self.max_parameters, init)
         except AnalysisFailed as failure:
             self.out.degraded.append(
                 degradation(SOURCE, "error", f"{path[:200]}: analyser failed ({failure})")

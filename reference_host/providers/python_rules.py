@@ -31,6 +31,7 @@ from reference_host.providers.configuration import Setting
 
 SOURCE = "python"
 COMPILE_NAME = "<asp-python-check>"
+PACKAGE_INIT = "__init__.py"
 
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -172,9 +173,14 @@ class _Symbols:
         return best
 
 
-def _pyflakes_findings(tree: ast.AST, lines: list[str], symbols: _Symbols) -> list[RawFinding]:
+def _pyflakes_findings(
+    tree: ast.AST, lines: list[str], symbols: _Symbols, package_init: bool
+) -> list[RawFinding]:
     found = []
-    for message in Checker(tree, filename=COMPILE_NAME).messages:
+    # pyflakes reads the file name for two rules of a package's `__init__.py`: `__path__` is
+    # defined there, and an `__all__` name may be a submodule, not an undefined export
+    filename = PACKAGE_INIT if package_init else COMPILE_NAME
+    for message in Checker(tree, filename=filename).messages:
         code = PYFLAKES_RULES.get(
             type(message).__name__, f"{SOURCE}/{_kebab(type(message).__name__)}"
         )
@@ -231,8 +237,11 @@ def _parameter_findings(symbols: _Symbols, lines: list[str], limit: int) -> list
 _analysis_lock = threading.Lock()
 
 
-def analyse(data: bytes, max_parameters: int | None) -> list[RawFinding]:
-    """Compile and pyflakes one file's bytes; raises AnalysisFailed when the analyser gives up."""
+def analyse(
+    data: bytes, max_parameters: int | None, package_init: bool = False
+) -> list[RawFinding]:
+    """Compile and pyflakes one file's bytes (*package_init*: they are a package's
+    `__init__.py`); raises AnalysisFailed when the analyser gives up."""
     text, why = decode_source(data)
     if text is None:
         return [RawFinding(SYNTAX_ERROR, f"source cannot be decoded: {why}", (0, 0), (0, 0), "")]
@@ -256,7 +265,7 @@ def analyse(data: bytes, max_parameters: int | None) -> list[RawFinding]:
         except (RecursionError, MemoryError, ValueError) as error:
             raise AnalysisFailed(type(error).__name__) from None
         try:
-            found = _pyflakes_findings(tree, lines, symbols)
+            found = _pyflakes_findings(tree, lines, symbols, package_init)
         except RecursionError:
             raise AnalysisFailed("RecursionError") from None
     if late_error is not None and not any(
@@ -352,21 +361,22 @@ def bind(findings: list[RawFinding], path: str) -> list[dict[str, Any]]:
 
 
 class FindingsCache:
-    """Raw findings per (blob id, analysis settings), bounded LRU; path-free so renames hit too."""
+    """Raw findings per (blob id, analysis settings, whether the file is a package's
+    `__init__.py`), bounded LRU; otherwise path-free, so renames hit too."""
 
     def __init__(self, size: int = 4096) -> None:
-        self._items: OrderedDict[tuple[str, int | None], list[RawFinding]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int | None, bool], list[RawFinding]] = OrderedDict()
         self._size = size
 
     async def findings(
-        self, blob: str, data: bytes, max_parameters: int | None
+        self, blob: str, data: bytes, max_parameters: int | None, package_init: bool = False
     ) -> tuple[list[RawFinding], bool]:
-        key = (blob, max_parameters)
+        key = (blob, max_parameters, package_init)
         if key in self._items:
             self._items.move_to_end(key)
             return self._items[key], True
         found = await anyio.to_thread.run_sync(
-            analyse, data, max_parameters, abandon_on_cancel=True
+            analyse, data, max_parameters, package_init, abandon_on_cancel=True
         )
         self._items[key] = found
         if len(self._items) > self._size:

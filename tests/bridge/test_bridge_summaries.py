@@ -10,6 +10,7 @@ from asp_protocol.vocabulary import CALL_SITES
 from bridge.summaries import (
     authority_summary,
     capabilities_summary,
+    evaluated_paths_line,
     lifecycle_words,
     status_summary,
 )
@@ -76,6 +77,35 @@ def test_a_family_served_only_by_an_unpinned_provider_names_it() -> None:
     assert lines[2] == (
         "- check: unavailable, pinned providers pinned-check (unpinned: optional "
         "asp-python-inspect: NOT available, failed), required at none"
+    )
+
+
+def test_paths_are_never_said_evaluated_when_the_check_gave_no_assessment() -> None:
+    """A 2,823-file Django change timed out the Python check at call-site interactive; the text
+    said "Paths evaluated: 2823 of 2823 changed". Only a partial assessment (the check said
+    which paths it could not read) counts the paths it did read."""
+    changeset = {"changes": [{"path": "a.py"}, {"path": "b.py"}, {"path": "notes.md"}]}
+    timed_out = {
+        "coverage": {
+            "degraded": [
+                {"source": "asp-python-check", "reason": "timed-out", "detail": "budget"},
+                {"source": "asp-python-check", "reason": "fail-open", "detail": "reported"},
+            ]
+        }
+    }
+    line = evaluated_paths_line(changeset, timed_out)
+    assert line.startswith("Paths evaluated: none confirmed of 3 changed")
+    assert "asp-python-check: timed-out" in line and "unchecked" in line
+    partial = {
+        "coverage": {
+            "degraded": [
+                {"source": "notes.md", "reason": "unsupported", "detail": "no provider"},
+                {"source": "asp-python-check", "reason": "incomplete", "detail": "partial"},
+            ]
+        }
+    }
+    assert evaluated_paths_line(changeset, partial) == (
+        "Paths evaluated: 2 of 3 changed; analysed by no required provider: notes.md."
     )
 
 

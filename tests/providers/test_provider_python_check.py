@@ -381,6 +381,23 @@ async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
 
 
 @pytest.mark.needs_definitions
+async def test_a_package_init_may_use_path_and_export_its_submodules() -> None:
+    """pyflakes' two `__init__.py` rules (`__path__` is defined there; an `__all__` name may be a
+    submodule) follow the file's real name: the same bytes elsewhere are findings. A false
+    `undefined name '__path__'` on Django's own `django/core/management/__init__.py` denied a
+    sweep of an unchanged Django."""
+    text = '__all__ = ["sub"]\n\nPATHS = __path__\n'
+    async with started_check() as host:
+        package = codes(await evaluate(host, host.changeset({"pkg/__init__.py": text})))
+        module = codes(await evaluate(host, host.changeset({"pkg/module.py": text})))
+    assert package == []
+    assert sorted(module) == [
+        ("pkg/module.py", "python/undefined-export"),
+        ("pkg/module.py", "python/undefined-name"),
+    ]
+
+
+@pytest.mark.needs_definitions
 async def test_large_change_sends_progress_and_cancel_is_answered() -> None:
     files = {f"pkg/m{i}.py": f"import os\nvalue_{i} = {i}\n" for i in range(40)}
     async with started_check(files) as host:
