@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import mmap
 import os
 import signal
@@ -29,6 +30,7 @@ from reference_host.providers import assessment
 from reference_host.providers.configuration import Setting, resolve_configuration
 from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
 
+HANGS_REPORTING = ("keeps-working", "repeats-progress")
 BEHAVIORS = (
     "clean",
     "finding",
@@ -39,6 +41,8 @@ BEHAVIORS = (
     "wrong-changeset-digest",
     "unread-blob",
     "hang",
+    "keeps-working",  # progress that keeps changing, never an answer (slow, not hung)
+    "repeats-progress",  # one progress message again and again, never an answer
     "crash-initialize",
     "crash-evaluate",
     "version-refusal",
@@ -144,6 +148,10 @@ class FakeProvider(ProviderRuntime):
             if self.hang_seconds is None:
                 await anyio.sleep_forever()
             await anyio.sleep(self.hang_seconds or 0)
+        for step in itertools.count() if self.behavior in HANGS_REPORTING else ():
+            repeat = self.behavior == "repeats-progress"
+            await call.progress(message="working" if repeat else f"{step} files done")
+            await anyio.sleep(0.05)
         if self.behavior == "rpc-error":
             raise AspError(
                 ErrorCode.INTERNAL_ERROR,

@@ -40,6 +40,7 @@ from reference_host.providers.assessment import (
 )
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.noqa import honour_noqa
+from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
     ALL_RULES,
     CONFIGURATION,
@@ -365,12 +366,9 @@ class Evaluation:
     async def _analyse(self, targets: list[Target], rules: set[str]) -> None:
         served = await self._read(targets)
         introduced = self.request.comparison == "introduced"
-        step = max(1, len(targets) // 10)
+        paced = Paced(self.call, len(targets))  # slow, not hung, to the host
         for index, target in enumerate(targets):
-            if len(targets) >= 20 and index % step == 0:
-                await self.call.progress(
-                    percentage=index * 100 // len(targets), message=f"{index}/{len(targets)} files"
-                )
+            await paced.at(index)
             needs = self._needs(target)
             if not needs or any(blob not in served for _, blob in needs):
                 continue

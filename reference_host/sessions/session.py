@@ -35,6 +35,7 @@ from asp_protocol.vocabulary import (
 from asp_protocol.wire import Closed, WireModel
 from reference_host import HOST_NAME, __version__
 from reference_host.coverage import validation_summary
+from reference_host.sessions.building import watch_working_request
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
 from reference_host.sessions.confine import launch
@@ -135,7 +136,7 @@ class ProviderSession:
         self.init: InitializeResult | None = None
         self.check: CheckCapability | None = None
         self.block: dict[str, Any] | None = None  # an accepted inspect or edit capability block
-        self.indexing: str | None = None  # last "indexing" progress this request (inspect watches)
+        self.indexing: str | None = None  # the provider shown working this request (building.py)
         self.callbacks = CallbackServer(self.id)
         self.requests_write = False
         self.baseline: dict[str, Any] | None = None
@@ -335,8 +336,8 @@ class ProviderSession:
         self, scope: EvaluationScope, on_progress: Progress | None
     ) -> Progress | None:
         """Hook run as a scoped request starts: what to hand the endpoint as its progress callback
-        (here *on_progress* itself; a family session may watch the request's progress)."""
-        return on_progress
+        (a check request whose progress advances is slow, not hung: sessions/building.py)."""
+        return watch_working_request(self, on_progress)
 
     async def scoped_request(
         self,

@@ -267,12 +267,13 @@ class Supervisor:
         except RequestTimeout as exc:
             indexing = session.indexing
             if indexing:
-                # the provider said it is building its index: slow, not hung; the build goes on
+                # the provider showed it is working (sessions/building.py): slow, not hung
                 raise SessionFailure(
                     "timed-out",
                     session.state,
                     f"{method} exceeded the call-site budget while the provider was "
-                    f"{indexing} (not counted toward quarantine; retry once it is built)",
+                    f"{indexing} (not counted toward quarantine; what it finished is kept: "
+                    "ask again)",
                     counts=False,
                     health=False,
                 ) from exc
