@@ -282,6 +282,7 @@ async def test_configuration_fixtures_and_digest_identity() -> None:
 
 
 def test_behaviour_list_matches_the_contract() -> None:
-    """23 protocol misbehaviours plus 4 hostile-process ones (tests/host/test_host_confinement.py,
+    """25 protocol misbehaviours (two of them slow or stuck checks, tests/host/test_host_slow_check.py)
+    plus 4 hostile-process ones (tests/host/test_host_confinement.py,
     tests/host_client/test_process_tree.py)."""
-    assert len(BEHAVIORS) == 27 and len(set(BEHAVIORS)) == 27
+    assert len(BEHAVIORS) == 29 and len(set(BEHAVIORS)) == 29
