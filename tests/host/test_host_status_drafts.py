@@ -183,3 +183,15 @@ def test_the_wire_line_of_a_status_is_the_encoding_of_its_value(tmp_path: Path) 
         message = json.loads(line)
         assert message["id"] == f"r{n}" and "result" in message
         assert encode_result(message["id"], message["result"]) == line
+
+
+def test_the_stamps_and_state_values_put_in_after_git_are_the_encoders_bytes() -> None:
+    """Plain strings (time stamps, receipt ids, revs, digests) are written without the encoder;
+    every value is still exactly what the encoder writes."""
+    values: list[Any] = ["2026-12-02T00:47:01.123Z", "status-1764636421123-7", "git:tree:ab12"]
+    values += ["sha256:" + "f" * 64, "", 'a"quote', "back\\slash", "tab\tch", "é", "\x01", "a b"]
+    values += [0, 12345, -3, True, False, None, 1.5]
+    for value in values:
+        assert drafts._value(value) == compact_json(value), value
+        if isinstance(value, str):
+            assert drafts._string(value) == compact_json(value), value

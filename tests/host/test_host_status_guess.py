@@ -297,3 +297,16 @@ def test_a_dropped_guess_lends_the_files_it_read_to_the_new_answer(
     state = anyio.run(main)
     assert set(state.differing) == {"a.py", "b.py", "c.py"}
     assert set(looked_at) == {"c.py"}, "a.py and b.py were read while git ran"
+
+
+def test_receipt_times_are_what_datetime_writes_to_the_millisecond() -> None:
+    """iso_now formats the second with datetime once and the milliseconds itself: the same text
+    as datetime for every moment, rounding ties at the microsecond included."""
+    from datetime import UTC, datetime
+
+    base = 1764636421.0
+    moments = [base + k / 1e6 + d for k in range(0, 2_000_000, 4999) for d in (0, 5e-7, -5e-7)]
+    moments += [base + 0.9999995, base + 0.9999994, base + 0.0000005, 0.0, 1.5, time.time()]
+    for moment in moments:
+        expected = datetime.fromtimestamp(moment, tz=UTC).isoformat(timespec="milliseconds")
+        assert iso_now(moment) == expected.replace("+00:00", "Z"), moment
