@@ -12,7 +12,6 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from reference_host.providers.pyindex.build import INDEXING, Builds
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
+from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.rename import files_to_read, plan_rename, unindexed_refusal
 from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
@@ -48,7 +48,6 @@ from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
 READ_BATCH = 256
-DEFAULT_WAIT_S = 3.0  # how long a request waits for a running build before answering
 BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
@@ -314,37 +313,12 @@ class PythonEditProvider(ProviderRuntime):
 
 def main(argv: list[str] | None = None) -> int:
     """Serve one edit session on stdin/stdout; the options are settings of the trusted manifest."""
-    parser = argparse.ArgumentParser(prog="asp-python-edit")
-    parser.add_argument(
-        "--index-wait-ms",
-        type=int,
-        default=int(DEFAULT_WAIT_S * 1000),
-        help="how long a request waits for a running index build before answering 'incomplete'",
-    )
-    parser.add_argument(
-        "--hold-build-requests",
-        type=int,
-        default=0,
-        help="test only: the build starts after this many requests asked for it",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="persistent facts cache outside the workspace (the host's choice; none: no cache)",
-    )
-    parser.add_argument(
-        "--cache-max-mb",
-        type=int,
-        default=DEFAULT_CACHE_BYTES // (1024 * 1024),
-        help="bound of the persistent facts cache, MiB",
-    )
-    args = parser.parse_args(argv)
+    options = build_options(build_parser("asp-python-edit").parse_args(argv))
     provider = PythonEditProvider(
-        wait=max(0, args.index_wait_ms) / 1000,
-        cache_dir=args.cache_dir,
-        cache_max_bytes=max(1, args.cache_max_mb) * 1024 * 1024,
-        hold_requests=args.hold_build_requests,
+        wait=options.wait,
+        cache_dir=options.cache_dir,
+        cache_max_bytes=options.cache_max_bytes,
+        hold_requests=options.hold_requests,
     )
     return run_stdio(provider)
 

@@ -11,7 +11,6 @@ sets `truncated` (`data.truncated` for graph results, whose envelope has no such
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import sys
@@ -47,6 +46,7 @@ from reference_host.providers.pyindex.engine import BlobMismatch, Listing
 from reference_host.providers.pyindex.impact import impact
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import module_names
+from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.paging import (
     GRAPH_LISTS,
     IMPACT_LISTS,
@@ -72,7 +72,6 @@ INSPECT_CAPABILITY: dict[str, Any] = {
 MAX_CACHED_TREES = 8
 
 
-DEFAULT_WAIT_S = 3.0
 BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
@@ -341,44 +340,21 @@ class PythonInspectProvider(ProviderRuntime):
 
 def main(argv: list[str] | None = None) -> int:
     """Serve one inspect session on stdin/stdout; the options are settings of the trusted manifest."""
-    parser = argparse.ArgumentParser(prog="asp-python-inspect")
-    parser.add_argument(
-        "--index-wait-ms",
-        type=int,
-        default=int(DEFAULT_WAIT_S * 1000),
-        help="how long a query waits for a running index build before answering 'indexing'",
-    )
-    parser.add_argument(
-        "--hold-build-requests",
-        type=int,
-        default=0,
-        help="test only: the build starts after this many queries asked for it",
-    )
+    parser = build_parser("asp-python-inspect")
     parser.add_argument(
         "--hold-build-index",
         action="store_true",
         help="test only: a build reads and parses its tree but never indexes it",
     )
     parser.add_argument("--read-batch", type=int, default=READ_BATCH, help="blobs per readBlob")
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="persistent facts cache outside the workspace (the host's choice; none: no cache)",
-    )
-    parser.add_argument(
-        "--cache-max-mb",
-        type=int,
-        default=DEFAULT_CACHE_BYTES // (1024 * 1024),
-        help="bound of the persistent facts cache, MiB",
-    )
     args = parser.parse_args(argv)
+    options = build_options(args)
     provider = PythonInspectProvider(
-        wait=max(0, args.index_wait_ms) / 1000,
-        hold_requests=args.hold_build_requests,
+        wait=options.wait,
+        hold_requests=options.hold_requests,
         read_batch=max(1, min(READ_BATCH, args.read_batch)),
-        cache_dir=args.cache_dir,
-        cache_max_bytes=max(1, args.cache_max_mb) * 1024 * 1024,
+        cache_dir=options.cache_dir,
+        cache_max_bytes=options.cache_max_bytes,
         hold_index=args.hold_build_index,
     )
     return run_stdio(provider)

@@ -10,7 +10,6 @@ fast parsing is.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,9 @@ import pytest
 from reference_host.context import HostContext
 from reference_host.edit.plan import request_edit_plan
 from reference_host.providers import PYTHON_EDIT
-from reference_host.trust.manifests import InstalledProvider, ServerManifest, builtin_manifest
+from reference_host.trust.manifests import InstalledProvider
 from tests.host.test_inspect_host import host
-from tests.host.test_inspect_indexing import generated
+from tests.host.test_inspect_indexing import builtin_with, generated
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree
 from tests.support.inspect_sample import ROUND_CENTS
@@ -33,17 +32,7 @@ PLAN = "outer-host.schema.json#/$defs/requestEditPlanResult"
 
 
 def edit_with(*options: str) -> dict[str, InstalledProvider]:
-    """The built-in edit provider's trusted manifest with extra provider settings."""
-    template = builtin_manifest(PYTHON_EDIT)
-    assert template is not None
-    raw = dict(template.raw)
-    raw["entrypoint"] = {
-        "transport": "stdio",
-        "bin": sys.executable,
-        "args": ["-m", PYTHON_EDIT.module, *options],
-    }
-    manifest = ServerManifest.model_validate(raw)
-    return {PROVIDER: InstalledProvider(PROVIDER, "test", "valid", manifest, raw=raw)}
+    return builtin_with(PYTHON_EDIT, *options)
 
 
 async def rename(ctx: HostContext, new: str = "to_cents") -> dict[str, Any]:

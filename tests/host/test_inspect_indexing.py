@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from reference_host.inspect.query import query_inspect
-from reference_host.providers import PYTHON_INSPECT
+from reference_host.providers import PYTHON_INSPECT, BuiltinProvider
 from reference_host.trust.manifests import InstalledProvider, ServerManifest, builtin_manifest
 from tests.host.test_inspect_host import RESULT, host, request
 from tests.support.definitions import assert_valid
@@ -26,18 +26,22 @@ pytestmark = pytest.mark.anyio
 PROVIDER = PYTHON_INSPECT.id
 
 
-def inspect_with(*options: str) -> dict[str, InstalledProvider]:
-    """The built-in inspect provider's trusted manifest with extra provider settings."""
-    template = builtin_manifest(PYTHON_INSPECT)
+def builtin_with(provider: BuiltinProvider, *options: str) -> dict[str, InstalledProvider]:
+    """A built-in provider's trusted manifest with extra provider settings."""
+    template = builtin_manifest(provider)
     assert template is not None
     raw = dict(template.raw)
     raw["entrypoint"] = {
         "transport": "stdio",
         "bin": sys.executable,
-        "args": ["-m", PYTHON_INSPECT.module, *options],
+        "args": ["-m", provider.module, *options],
     }
     manifest = ServerManifest.model_validate(raw)
-    return {PROVIDER: InstalledProvider(PROVIDER, "test", "valid", manifest, raw=raw)}
+    return {provider.id: InstalledProvider(provider.id, "test", "valid", manifest, raw=raw)}
+
+
+def inspect_with(*options: str) -> dict[str, InstalledProvider]:
+    return builtin_with(PYTHON_INSPECT, *options)
 
 
 def generated(modules: int) -> dict[str, str | bytes]:
