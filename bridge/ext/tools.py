@@ -94,6 +94,26 @@ def _decision_summary(
     return "\n".join(parts)
 
 
+def _plan_summary(result: dict[str, Any]) -> str:
+    """What the plan is, in a line: its status and, for a plan that is not complete, why (host
+    text, fenced) — an `incomplete` plan with `recoverable: true` is worth asking again."""
+    head = "A proposal only: nothing was applied or written; apply is never available over MCP."
+    raw = result.get("proposal")
+    proposal: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    status = proposal.get("status")
+    if status == "complete" or not isinstance(status, str):
+        return head + (" Plan status: complete." if status == "complete" else "")
+    why = next(
+        (proposal[k] for k in ("incomplete", "unsupported", "refusal") if k in proposal), None
+    )
+    why = why if isinstance(why, dict) else {}
+    again = " It can be asked again (recoverable)." if why.get("recoverable") is True else ""
+    reason = f"{text_of(why.get('reason'), 80)}: {text_of(why.get('detail'))}"
+    return f"{head} Plan status: {text_of(status, 40)}, nothing to apply.{again}\n" + fence(
+        reason, label="PLAN REASON", total_limit=FINDINGS_CHARS
+    )
+
+
 async def _plan_diff(
     ext: AspOuterSeamExtension, rt: BridgeRuntime, result: dict[str, Any]
 ) -> tuple[dict[str, Any], str | None]:
@@ -223,6 +243,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         )
         if outcome.result is None:
             return _answer(rt, EDIT_PLAN, outcome, summary)
+        summary = _plan_summary(outcome.result)
         diff, appendix = await _plan_diff(ext, rt, outcome.result)
         bridge_result = {"diff": diff}
         text = label.success_text(

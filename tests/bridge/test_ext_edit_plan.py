@@ -64,6 +64,26 @@ async def test_edit_plan_tool_shows_the_plan_and_its_diff(tmp_path: Path) -> Non
     assert snapshot(prepared.repo) == before
 
 
+@pytest.mark.needs_definitions
+async def test_a_plan_that_is_not_complete_says_why_in_the_text(tmp_path: Path) -> None:
+    """The status and the provider's reason lead the text (fenced: host text), not only the JSON:
+    an agent learns from it whether asking again can help."""
+    prepared = prepare(cases.select(["edit-plan-request"])[0], tmp_path, python=sys.executable)
+    server, _ = extension_server(case_settings(prepared, timeout=60))
+    async with Client(server) as client:
+        result = await client.call_tool(
+            "asp_ext_request_edit_plan",
+            {"operation": "rename", "paths": ["src"], "args": {"symbol": "nope", "newName": "x"}},
+        )
+        envelope = assert_labelled(result, is_error=False, binding="mcp-extension")
+        proposal = envelope["hostResult"]["proposal"]
+        assert proposal["status"] == "incomplete"
+        text = result.content[0].text
+        assert "Plan status: incomplete, nothing to apply." in text
+        assert "<<<UNTRUSTED PLAN REASON" in text
+        assert f"unresolved-reference: {proposal['incomplete']['detail']}" in text
+
+
 def test_unified_diff_is_capped_and_names_omitted_files() -> None:
     big = {"path": "a.txt", "kind": "modify", "before": "x\n" * 30000, "after": "y\n" * 30000}
     text, truncated = unified_diff(
