@@ -196,9 +196,13 @@ class PythonEditProvider(ProviderRuntime):
         if not isinstance(symbol, str) or not isinstance(new, str):
             raise AspError(ErrorCode.INVALID_PARAMS, "rename needs args {symbol, newName} strings")
         wanted = files_to_read(index, symbol)
-        texts = {p: t for p, t in (await loaded.texts(wanted[1])).items() if t} if wanted else {}
+        read = await loaded.texts(wanted[1]) if wanted else {}
+        texts = {p: t for p, t in read.items() if t is not None}
         outcome = plan_rename(index, texts, symbol, new)
-        if outcome.refusal is None and loaded.gap is not None:
+        unread = sorted(set(wanted[1] if wanted else ()) - set(texts))
+        if outcome.refusal is None and unread:  # its uses would be left as they are
+            outcome.refuse("unresolved", f"{unread[0]} could not be read again; it uses the name")
+        elif outcome.refusal is None and loaded.gap is not None:
             outcome.refuse("unresolved", f"{loaded.gap}; they may use {outcome.old}")
         elif outcome.refusal is None and loaded.unindexed:
             why = unindexed_refusal(outcome.old, await loaded.texts(list(loaded.unindexed)))

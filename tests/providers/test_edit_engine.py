@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from asp_protocol.canonical import blob_id
 from reference_host.edit.textedits import Edit, apply_text_edits
+from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
-from reference_host.providers.pyindex.rename import RenameResult, plan_rename
+from reference_host.providers.pyindex.rename import (
+    RenameResult,
+    files_to_read,
+    plan_rename,
+    unindexed_refusal,
+)
 from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
+from reference_host.providers.python_edit import Loaded, PythonEditProvider
 
 SOURCES = {
     "pkg/__init__.py": "from pkg.api import fetch\n__all__ = ['fetch']\n",
@@ -107,3 +120,46 @@ def test_text_edits_count_utf16_units() -> None:
     data = "s = '\U0001f600x'\n".encode()
     # the emoji is two UTF-16 units: `x` is at column 7, not 6
     assert apply_text_edits(data, [Edit((0, 7), (0, 8), "y")]) == "s = '\U0001f600y'\n".encode()
+
+
+def test_the_files_a_rename_reads_give_the_same_plan_as_every_file() -> None:
+    """The edit provider reads only the files whose facts use, import or export the name
+    (`files_to_read`); a comment or string elsewhere gets no edit, so the plan is the same."""
+    sources = {**SOURCES, "notes.py": "# fetch is documented here\nTEXT = 'fetch'\n"}
+    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    found = files_to_read(index, "pkg/api.py::fetch")
+    assert found is not None
+    name, paths = found
+    assert name == "fetch" and set(paths) == {"pkg/api.py", "pkg/__init__.py", "app.py"}
+    some = plan_rename(index, {p: sources[p] for p in paths}, "pkg/api.py::fetch", "get_url")
+    every = plan_rename(index, dict(sources), "pkg/api.py::fetch", "get_url")
+    assert some.refusal is None and (some.sites, some.strings) == (every.sites, every.strings)
+    assert files_to_read(index, "pkg/api.py::nothing_here") is None
+
+
+def test_a_file_without_facts_blocks_a_rename_only_when_it_may_use_the_name() -> None:
+    assert unindexed_refusal("fetch", {"old.py": "print 'x'\n"}) is None
+    assert "old.py could not be indexed" in str(unindexed_refusal("fetch", {"old.py": "fetch()"}))
+    assert "old.py could not be read" in str(unindexed_refusal("fetch", {"old.py": None}))
+
+
+@pytest.mark.anyio
+async def test_a_rename_whose_file_cannot_be_read_again_is_incomplete() -> None:
+    """The index was built from a read; if the file that uses the name is not served on the
+    second read, its uses would be left unrenamed: the plan says so instead."""
+    index = InspectEngine().index_sources({p: s.encode() for p, s in SOURCES.items()})
+
+    blobs = {path: blob_id(text.encode()) for path, text in SOURCES.items()}
+    served = {blobs[p]: SOURCES[p].encode() for p in SOURCES if p != "app.py"}
+
+    class Refusing:  # serves every blob but app.py's
+        async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+            return {b: served[b] for b in ids if b in served}, {}
+
+    loaded = Loaded(index, blobs, {}, Refusing())  # type: ignore[arg-type]
+    request = ProposeRequest("rename", {"rev": "git:tree:x"}, ["**"], "proposal:1", {})
+    request.args.update(symbol="pkg/api.py::fetch", newName="get_url")
+    provider = PythonEditProvider()
+    plan = await provider._rename(request, {"id": PYTHON_EDIT.id}, loaded)
+    assert plan["status"] == "incomplete", plan
+    assert plan["incomplete"]["detail"].startswith("app.py could not be read again")
