@@ -212,17 +212,35 @@ def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
             f"no assessment ({_s(first.get('source'))}: {_s(first.get('reason'))}); treat every "
             "changed path as unchecked."
         )
-    listed = {
-        _d(d).get("source")
+    unsupported = [
+        _d(d)
         for d in _items(_d(result.get("coverage")).get("degraded"))
         if _d(d).get("reason") == "unsupported"
-    }
+    ]
+    listed = {d.get("source") for d in unsupported}
     missing = [p for p in paths if p in listed]
-    line = f"Paths evaluated: {len(paths) - len(missing)} of {len(paths)} changed"
+    # past the paths it lists one by one, the host counts the rest in one entry of its own
+    # ("N more changed path(s) ..."); a count it does not give means the total is unknown. An
+    # entry naming a requirement is about a provider's Assessment, not about paths.
+    beyond = [d for d in unsupported if d.get("source") not in paths and "requirement" not in d]
+    counts = [_leading_count(d.get("detail")) for d in beyond]
+    unknown = any(c is None for c in counts)
+    unlisted = sum(c for c in counts if c is not None)
+    evaluated = max(0, len(paths) - len(missing) - unlisted)
+    line = f"Paths evaluated: {'at most ' if unknown else ''}{evaluated} of {len(paths)} changed"
     if missing:
         line += f"; analysed by no required provider: {_names(missing)}"
-        line += f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
+        more = len(missing) - 10 + unlisted
+        line += f" (+{more} more)" if more > 0 else ""
+    if unknown:
+        line += "; the host reports more unanalysed paths than it lists (coverage.degraded)"
     return line + "."
+
+
+def _leading_count(detail: Any) -> int | None:
+    """The count a host's summary entry starts with (`"19950 more changed path(s) ..."`)."""
+    found = re.match(r"(\d{1,9}) more\b", detail) if isinstance(detail, str) else None
+    return int(found.group(1)) if found else None
 
 
 ASP = "ASP (Agent Server Protocol)"
