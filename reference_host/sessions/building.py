@@ -1,7 +1,7 @@
 """Telling a slow provider from a hung one by its progress, and index builds that outlive requests.
 
 A request that runs into its deadline counts toward the provider's quarantine (sessions/supervisor.py)
-unless the provider showed it was working: `session.indexing` holds what it last said then, and
+unless the provider showed it was working: `session.working` holds what it last said then, and
 the supervisor neither counts such a timeout nor kills the session, so what the provider finished
 (a check's findings per blob, an index's parsed files) is kept and the next request resumes from
 it. A check session qualifies when its progress message changed during the request (a provider
@@ -29,14 +29,14 @@ MAX_PROGRESS_TEXT = 200
 
 def watch_working_request(session: ProviderSession, on_progress: Progress | None) -> Progress:
     """The progress callback for one check request of *session* (see the module docstring)."""
-    session.indexing = None
+    session.working = None
     last: list[str] = []
 
     async def progress(value: Any) -> None:
         message = value.get("message") if isinstance(value, dict) else None
         if isinstance(message, str):
             if last and message != last[0]:
-                session.indexing = f"working ({message[:MAX_PROGRESS_TEXT]})"
+                session.working = f"working ({message[:MAX_PROGRESS_TEXT]})"
             last[:] = [message]
         if on_progress is not None:
             await on_progress(value)
@@ -56,12 +56,12 @@ def watch_building_request(
         load_many=scope.load_many,
         by_blob=scope.by_blob,
     )
-    session.indexing = None
+    session.working = None
 
     async def progress(value: Any) -> None:
         message = value.get("message") if isinstance(value, dict) else None
         if isinstance(message, str) and message.startswith(INDEXING):
-            session.indexing = message[:MAX_PROGRESS_TEXT]
+            session.working = message[:MAX_PROGRESS_TEXT]
         if on_progress is not None:
             await on_progress(value)
 

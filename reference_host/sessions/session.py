@@ -136,7 +136,7 @@ class ProviderSession:
         self.init: InitializeResult | None = None
         self.check: CheckCapability | None = None
         self.block: dict[str, Any] | None = None  # an accepted inspect or edit capability block
-        self.indexing: str | None = None  # the provider shown working this request (building.py)
+        self.working: str | None = None  # what the provider said showing it works (building.py)
         self.callbacks = CallbackServer(self.id)
         self.requests_write = False
         self.baseline: dict[str, Any] | None = None

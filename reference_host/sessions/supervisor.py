@@ -265,14 +265,14 @@ class Supervisor:
         try:
             raw = await send()
         except RequestTimeout as exc:
-            indexing = session.indexing
-            if indexing:
+            working = session.working
+            if working:
                 # the provider showed it is working (sessions/building.py): slow, not hung
                 raise SessionFailure(
                     "timed-out",
                     session.state,
                     f"{method} exceeded the call-site budget while the provider was "
-                    f"{indexing} (not counted toward quarantine; what it finished is kept: "
+                    f"{working} (not counted toward quarantine; what it finished is kept: "
                     "ask again)",
                     counts=False,
                     health=False,
