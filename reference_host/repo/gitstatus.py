@@ -48,6 +48,14 @@ SUBMODULE_REASON = (
     "a submodule whose checked-out commit differs from the one this repository records; "
     "a ChangeSet cannot carry a submodule, and the host reads nothing inside it"
 )
+# With --untracked-files=all git names an untracked directory (`dir/`) only when it holds its own
+# `.git`: a repository nested in this one, untracked here and never entered by git or the host
+NESTED = "nested-repository"
+NESTED_REASON = (
+    "an untracked directory that is a git repository of its own (it holds a .git); "
+    "its files are that repository's, a ChangeSet cannot carry them, and the host reads nothing "
+    "inside it"
+)
 
 
 @dataclass(frozen=True)
@@ -115,7 +123,11 @@ class PendingState(Generic[State]):
 
 def uncarried(path: str, head: str | None) -> str | None:
     """Why candidate *path* (HEAD sha1 *head*, from `parse_status`) cannot be in a ChangeSet."""
-    return SUBMODULE_REASON if head == SUBMODULE else uncarried_reason(path)
+    if head == SUBMODULE:
+        return SUBMODULE_REASON
+    if head == NESTED:
+        return NESTED_REASON
+    return uncarried_reason(path)
 
 
 #: The changed-entry records of one answer, each as `parse_status` read it: (path, HEAD sha1).
@@ -126,7 +138,8 @@ def parse_status(
     out: bytes, known: Parsed | None = None
 ) -> tuple[str | None, dict[str, str | None]]:
     """(HEAD commit or None before the first commit, path -> HEAD sha1 or None when HEAD lacks
-    it) of every path `git status` reports; a submodule git reports maps to `SUBMODULE`.
+    it) of every path `git status` reports; a submodule git reports maps to `SUBMODULE`, an
+    untracked nested repository to `NESTED`.
     *known*: the changed-entry records of the answer read before, reused for the same bytes
     (an answer that changed mostly repeats the last one's), then replaced by this answer's."""
     commit: str | None = None
@@ -148,7 +161,10 @@ def parse_status(
             records[record] = parsed
             candidates[parsed[0]] = parsed[1]
         elif kind == b"? ":
-            candidates[record[2:].decode("utf-8", "surrogateescape")] = None
+            path = record[2:].decode("utf-8", "surrogateescape")
+            # `git rm --cached f` with f kept on disk: a staged deletion of HEAD's f, then f
+            # untracked; against HEAD that is one path whose bytes may differ, HEAD's sha1 kept
+            candidates.setdefault(path, NESTED if path.endswith("/") else None)
         elif kind == b"u ":
             # u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>: stage 2 is HEAD
             fields = record.split(b" ", 10)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from reference_host.repo.git import GitRunner
-from reference_host.repo.gitstatus import STATUS_ARGS, SUBMODULE, parse_status
+from reference_host.repo.gitstatus import NESTED, STATUS_ARGS, SUBMODULE, parse_status
 from tests.support.gitrepo import git, make_repo
 
 
@@ -55,6 +55,32 @@ def test_a_submodule_whose_commit_moved_is_reported_without_git_entering_it(
     git(repo / "sub", "commit", "-q", "-am", "moved")
     out = GitRunner(repo).run(*STATUS_ARGS)
     assert parse_status(out.stdout)[1] == {"sub": SUBMODULE}
+
+
+def test_a_file_untracked_with_rm_cached_keeps_its_head_blob(tmp_path: Path) -> None:
+    """`git rm --cached f` with f left on disk: git reports a staged deletion and an untracked
+    f. Against HEAD that is one path, and its HEAD blob is what its bytes are compared with."""
+    repo = make_repo(tmp_path / "repo", {"kept.py": "k\n", "edited.py": "e\n"})
+    heads = {
+        line.split()[3]: line.split()[2] for line in git(repo, "ls-tree", "-r", "HEAD").splitlines()
+    }
+    git(repo, "rm", "-q", "--cached", "kept.py", "edited.py")
+    (repo / "edited.py").write_text("e2\n")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert b"? kept.py" in out.stdout and b"? edited.py" in out.stdout
+    assert parse_status(out.stdout)[1] == {
+        "kept.py": heads["kept.py"],
+        "edited.py": heads["edited.py"],
+    }
+
+
+def test_an_untracked_nested_repository_is_named_as_one_not_entered(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.py": "a\n"})
+    nested = make_repo(repo / "vendor" / "lib", {"n.py": "n\n"})
+    (nested / "n.py").write_text("edited in the nested repository\n")
+    (repo / "vendor" / "plain.py").write_text("p\n")
+    out = GitRunner(repo).run(*STATUS_ARGS)
+    assert parse_status(out.stdout)[1] == {"vendor/lib/": NESTED, "vendor/plain.py": None}
 
 
 def test_an_unborn_branch_has_no_commit_and_no_head_blobs(tmp_path: Path) -> None:

@@ -224,6 +224,46 @@ def test_a_moved_submodule_makes_the_working_change_incomplete_never_allowed(
         assert host.stop() == 0
 
 
+def test_an_untracked_nested_repository_makes_the_working_change_incomplete(
+    tmp_path: Path,
+) -> None:
+    """A directory holding its own `.git` is another repository: git does not enter it, so its
+    files are in no ChangeSet. It is named as such (not as a bad file name), never allowed."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    make_repo(repo / "vendor" / "lib", {"n.py": BROKEN})
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        working = host.call("host/workingChangeset", {})
+        assert working["changeset"]["changes"] == []
+        [entry] = working["uncarried"]
+        assert entry["path"] == "vendor/lib/"
+        assert "git repository of its own" in entry["reason"], entry
+        for site in SITES:
+            result = _evaluate(host, site, working["changeset"])
+            assert result["decision"] == "indeterminate", (site, result["coverage"])
+    finally:
+        assert host.stop() == 0
+
+
+def test_a_file_untracked_with_rm_cached_is_compared_with_head(tmp_path: Path) -> None:
+    """`git rm --cached` leaves the file on disk, untracked: its edit against HEAD is a modify
+    (before: HEAD's blob) that the check reads; before, it was a create the baseline refused
+    (stale-baseline), so the broken file went unchecked."""
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n", "same.py": "S = 1\n"})
+    git(repo, "rm", "-q", "--cached", "a.py", "same.py")
+    (repo / "a.py").write_text(BROKEN)
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        working = host.call("host/workingChangeset", {})["changeset"]
+        [change] = working["changes"]
+        assert change["path"] == "a.py" and change["kind"] == "modify" and "before" in change
+        result = _evaluate(host, "gate", working)
+        assert result["decision"] == "deny", result["coverage"]
+        assert [f["diagnostic"]["location"]["path"] for f in result["findings"]] == ["a.py"]
+    finally:
+        assert host.stop() == 0
+
+
 def test_files_git_status_is_told_to_skip_are_read_by_the_host(tmp_path: Path) -> None:
     """`git update-index --assume-unchanged` / `--skip-worktree` hide an edit from `git status`;
     the host compares those files itself (reference_host/repo/gitindex.py). The flags are set
