@@ -8,6 +8,7 @@ its documented default, so an omitted configuration, `{}` and explicit defaults 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +18,14 @@ from asp_protocol.errors import AspError, ErrorCode
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: `kind` is `int`, `bool`, `str-set` (unique strings, order-free) or `object`."""
+    """One setting: `kind` is `int`, `bool`, `str` (matching `pattern`), `str-set` (unique
+    strings, order-free) or `object`."""
 
     kind: str
     default: Any = None
     minimum: int | None = None
     choices: frozenset[str] | None = None
+    pattern: re.Pattern[str] | None = None
     children: dict[str, Setting] = field(default_factory=dict)
 
 
@@ -47,6 +50,12 @@ def _normalize(value: Any, setting: Setting, path: str) -> Any:
     if setting.kind == "bool":
         if not isinstance(value, bool):
             raise _invalid(path, "expected a boolean")
+        return None if value == setting.default else value
+    if setting.kind == "str":
+        if not isinstance(value, str):
+            raise _invalid(path, "expected a string")
+        if setting.pattern is not None and not setting.pattern.match(value):
+            raise _invalid(path, f"must match {setting.pattern.pattern}")
         return None if value == setting.default else value
     if setting.kind == "str-set":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

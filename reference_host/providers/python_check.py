@@ -15,7 +15,9 @@ in an evidence message; each *changed* non-Python path is also listed in `covera
 `covered.scope` then names only the Python paths (`{paths}`), and the status is `incomplete`
 (`unsupported` when no changed path is Python) — never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
 enables `python/too-many-parameters`), `disabledRules` (known codes), `maxFileBytes` (default
-2000000). Findings are cached per (blob id, settings); every blob is still read through the
+2000000), `targetVersion` ("3.N": the Python the code is for; a file this interpreter cannot parse
+but a newer Python may is reported unsupported, never as a syntax error: grammar.py). Findings are
+cached per (blob id, settings); every blob is still read through the
 callbacks so `validAsOf.blobs` names exactly what this request read.
 """
 
@@ -38,7 +40,9 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
+from reference_host.providers.check_reads import SingleFiles, read_batched
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
+from reference_host.providers.grammar import TargetVersions
 from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
@@ -54,8 +58,6 @@ from reference_host.providers.python_rules import (
     is_python,
 )
 from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
-
-READ_BATCH = 64
 
 
 @dataclass
@@ -80,6 +82,7 @@ class Outcome:
     truncated: bool = False
     analysed: list[str] = field(default_factory=list)
     hits: int = 0
+    unparsed: set[str] = field(default_factory=set)  # code for a newer Python (grammar.py)
 
 
 class PythonCheckProvider(ProviderRuntime):
@@ -124,6 +127,9 @@ class Evaluation:
         if self.max_parameters is None:
             disabled.add(TOO_MANY_PARAMETERS)
         self.enabled = [rule for rule in ALL_RULES if rule not in disabled]
+        files = SingleFiles(call.callbacks, request.baseline)
+        after = {t.path: t.after for t in self._changed_targets()}
+        self.targets = TargetVersions(settings["targetVersion"], after, files.blob_ids, files.read)
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -208,7 +214,7 @@ class Evaluation:
         (`{paths}`), or none (no sources). Each changed non-Python path is listed unsupported."""
         changed = list(dict.fromkeys(t.path for t in self._changed_targets()))
         foreign = [p for p in changed if not is_python(p)]
-        if not foreign:
+        if not foreign and not self.out.unparsed:
             return self.request.scope, [SOURCE]
         for path in foreign[:200]:  # the host lists every unanalysed path itself
             self.out.unsupported.append(
@@ -218,7 +224,7 @@ class Evaluation:
                     f"{path[:200]}: not Python; {SOURCE} analyses *.py, *.pyi",
                 )
             )
-        python = [p for p in changed if is_python(p)]
+        python = [p for p in changed if is_python(p) and p not in self.out.unparsed]
         return ({"paths": python}, [SOURCE]) if python else (self.request.scope, [])
 
     # -- what to look at ------------------------------------------------------------------------
@@ -317,32 +323,13 @@ class Evaluation:
                 targets.remove(target)
             else:
                 wanted.extend(blob for _, blob in needs)
-        wanted = list(dict.fromkeys(wanted))
-        served: dict[str, bytes] = {}
-        for start in range(0, len(wanted), READ_BATCH):
-            batch = wanted[start : start + READ_BATCH]
-            try:
-                got, refused = await self.call.callbacks.read_each(batch)
-            except ProtocolViolation as violation:
-                got, refused = {}, {b: AspError(-32603, str(violation)) for b in batch}
-            served.update(got)
-            for blob in batch:
-                if blob not in got and blob not in refused:
-                    why = (
-                        "served bytes that do not match the id"
-                        if blob in self.call.callbacks.mismatched
-                        else "did not serve it"
-                    )
-                    refused[blob] = AspError(-32015, f"the host {why}")
-            for blob, refusal in refused.items():
-                self.out.degraded.append(
-                    degradation(
-                        SOURCE, "incomplete", f"cannot read {blob[:80]}: {refusal.message[:120]}"
-                    )
-                )
+        served, missing = await read_batched(self.call.callbacks, list(dict.fromkeys(wanted)))
+        self.out.degraded.extend(degradation(SOURCE, "incomplete", why) for why in missing)
         return served
 
-    async def _findings(self, path: str, blob: str, data: bytes) -> list[dict[str, Any]] | None:
+    async def _findings(
+        self, path: str, blob: str, data: bytes, after: bool = True
+    ) -> list[dict[str, Any]] | None:
         if len(data) > self.config.values["maxFileBytes"]:
             self.out.truncated = True
             self.out.degraded.append(
@@ -359,6 +346,13 @@ class Evaluation:
             return None
         self.out.analysed.append(blob)
         self.out.hits += int(hit)
+        refused = next((f for f in raw if f.unparsed_line is not None), None) if after else None
+        if refused is not None:  # the parser refused it: maybe code for a newer Python
+            why = await self.targets.unchecked(path, refused.message, refused.unparsed_line or "")
+            if why is not None:
+                self.out.unparsed.add(path)
+                self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
+                return None
         if self.config.values["honourNoqa"]:
             raw = honour_noqa(raw, data)
         return bind(raw, path)
@@ -379,7 +373,10 @@ class Evaluation:
             if introduced:
                 before_fps: set[str] = set()
                 if len(needs) > 1:
-                    before = await self._findings(target.path, needs[1][1], served[needs[1][1]])
+                    before_blob = needs[1][1]
+                    before = await self._findings(
+                        target.path, before_blob, served[before_blob], after=False
+                    )
                     if before is None:
                         continue
                     before_fps = {d["fingerprint"] for d in before}

@@ -28,6 +28,7 @@ from pyflakes.checker import Checker
 
 from asp_protocol.canonical import digest
 from reference_host.providers.configuration import Setting
+from reference_host.providers.grammar import VERSION_SETTING
 
 SOURCE = "python"
 COMPILE_NAME = "<asp-python-check>"
@@ -112,6 +113,9 @@ CONFIGURATION = {
     # True: a "no-qa" comment (bare or naming codes) silences the findings it names (noqa.py);
     # false: report all
     "honourNoqa": Setting("bool", default=True),
+    # "3.N": the Python the code is written for (grammar.py); unset: pyproject.toml, then the
+    # construct at a syntax error
+    "targetVersion": Setting("str", pattern=VERSION_SETTING),
 }
 
 
@@ -124,6 +128,8 @@ class RawFinding:
     start: tuple[int, int]
     end: tuple[int, int]
     symbol: str
+    #: the parser refused the file (`grammar.py`: perhaps code for a newer Python), with the line
+    unparsed_line: str | None = None
 
 
 class AnalysisFailed(Exception):
@@ -251,7 +257,7 @@ def analyse(
         try:
             tree = ast.parse(text, COMPILE_NAME)  # compile(..., PyCF_ONLY_AST)
         except SyntaxError as error:
-            return [_syntax_finding(error, lines)]
+            return [_syntax_finding(error, lines, parse_stage=True)]
         except ValueError as error:  # null bytes
             return [RawFinding(SYNTAX_ERROR, str(error), (0, 0), (0, 0), "")]
         except (RecursionError, MemoryError) as error:
@@ -296,7 +302,11 @@ def analyse(
 
 
 def _syntax_finding(
-    error: SyntaxError, lines: list[str], symbols: _Symbols | None = None
+    error: SyntaxError,
+    lines: list[str],
+    symbols: _Symbols | None = None,
+    *,
+    parse_stage: bool = False,
 ) -> RawFinding:
     row = max(0, (error.lineno or 1) - 1)
     line = lines[row] if row < len(lines) else ""
@@ -313,7 +323,12 @@ def _syntax_finding(
         end_row, end = row, max(start, _utf16(line.rstrip(), 10**9))
     symbol = symbols.at(row + 1) if symbols else ""
     return RawFinding(
-        SYNTAX_ERROR, error.msg or "invalid syntax", (row, start), (end_row, end), symbol
+        SYNTAX_ERROR,
+        error.msg or "invalid syntax",
+        (row, start),
+        (end_row, end),
+        symbol,
+        unparsed_line=line[:400] if parse_stage else None,
     )
 
 

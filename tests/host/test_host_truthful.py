@@ -264,6 +264,28 @@ def test_a_file_untracked_with_rm_cached_is_compared_with_head(tmp_path: Path) -
         assert host.stop() == 0
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this interpreter parses PEP 695")
+def test_code_for_a_newer_python_is_indeterminate_never_a_syntax_error_deny(
+    tmp_path: Path,
+) -> None:
+    """A Python 3.12 project's type alias, checked by a 3.11 check: not a syntax error, so not
+    `deny`; not read either, so not `allow` (reference_host/providers/grammar.py)."""
+    pyproject = '[project]\nname = "p"\nrequires-python = ">=3.12"\n'
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": pyproject, "a.py": "A = 1\n"})
+    (repo / "a.py").write_text("type Pair[T] = tuple[T, T]\n")
+    host = HostProcess(repo, env=_isolated(tmp_path)).start()
+    try:
+        working = host.call("host/workingChangeset", {})["changeset"]
+        for site in SITES:
+            result = _evaluate(host, site, working)
+            assert result["decision"] == "indeterminate", (site, result["coverage"])
+            assert result["findings"] == []
+            details = " ".join(d["detail"] for d in result["coverage"]["degraded"])
+            assert "written for Python 3.12 (requires-python in pyproject.toml)" in details
+    finally:
+        assert host.stop() == 0
+
+
 def test_files_git_status_is_told_to_skip_are_read_by_the_host(tmp_path: Path) -> None:
     """`git update-index --assume-unchanged` / `--skip-worktree` hide an edit from `git status`;
     the host compares those files itself (reference_host/repo/gitindex.py). The flags are set

@@ -1,0 +1,151 @@
+"""Which Python a file is written for, against the grammar this process parses.
+
+`asp-python-check` parses with the interpreter it runs on. A file that interpreter cannot parse
+is a syntax error only if the code is meant to run on that Python (or an older one): a project
+written for a newer Python (PEP 695 type parameters, PEP 701 f-strings, PEP 758 `except A, B:`,
+PEP 750 template strings) would be denied for code that is valid where it runs. Such a file is
+reported as not checked instead: never a finding, never an allow.
+
+The target comes, in order, from the check's `targetVersion` setting, from the `requires-python`
+floor of the nearest `pyproject.toml` (or `tool.poetry.dependencies.python`), or, when neither is
+given, from the construct at the error: a syntax error on a line that only a newer grammar
+accepts is taken as that newer Python's code.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+Version = tuple[int, int]
+PARSER: Version = (sys.version_info[0], sys.version_info[1])
+VERSION_SETTING = re.compile(r"^3\.\d{1,2}$")
+
+# (version that accepts it, what it is, test on the SyntaxError's message and its line)
+_FSTRING = re.compile(r"^f-string\b")
+_TYPE_ALIAS = re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*[\[=]")
+_TYPE_PARAMS = re.compile(r"^\s*(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*\[")
+_TEMPLATE = re.compile(r"(?<![\w.'\"])(?:[tT][rR]?|[rR][tT])['\"]")
+_EXCEPT_LIST = "multiple exception types must be parenthesized"
+
+_FLOOR_CLAUSE = re.compile(r"^(>=|~=|==|\^|~)\s*(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a file's syntax error says about the Python it targets: its version, and why."""
+
+    version: Version
+    why: str
+
+
+def parse_version(text: str) -> Version:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)
+
+
+def shown(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def newer_construct(message: str, line: str) -> Written | None:
+    """A construct only a grammar newer than this parser's accepts, at a syntax error."""
+    found: Written | None = None
+    if _FSTRING.match(message):
+        found = Written((3, 12), "an f-string that Python 3.12 accepts (PEP 701)")
+    elif message == _EXCEPT_LIST:
+        found = Written((3, 14), "`except A, B:` without parentheses (PEP 758, Python 3.14)")
+    elif _TYPE_ALIAS.match(line) or _TYPE_PARAMS.match(line):
+        found = Written((3, 12), "type parameters or a `type` alias (PEP 695, Python 3.12)")
+    elif _TEMPLATE.search(line):
+        found = Written((3, 14), "a template string (PEP 750, Python 3.14)")
+    return found if found is not None and found.version > PARSER else None
+
+
+def requires_python_floor(pyproject: bytes) -> Version | None:
+    """The lowest Python a `pyproject.toml` allows (None: it does not say, or cannot be read)."""
+    try:
+        data = tomllib.loads(pyproject.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    spec = (data.get("project") or {}).get("requires-python")
+    if not isinstance(spec, str):
+        poetry = ((data.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
+        spec = poetry.get("python") if isinstance(poetry, dict) else None
+    if not isinstance(spec, str):
+        return None
+    floors = []
+    for clause in re.split(r"[,|]", spec):
+        match = _FLOOR_CLAUSE.match(clause.strip())
+        if match is not None and match.group(2) == "3":
+            floors.append((3, int(match.group(3) or 0)))
+    return min(floors) if floors else None
+
+
+def ancestors_pyproject(path: str) -> list[str]:
+    """The `pyproject.toml` paths that may govern *path*, nearest first."""
+    parts = path.split("/")[:-1]
+    return ["/".join([*parts[:depth], "pyproject.toml"]) for depth in range(len(parts), -1, -1)]
+
+
+class TargetVersions:
+    """The Python one evaluation's files are written for, read once per `pyproject.toml`
+    through the provider's callbacks (only when a file does not parse, so a clean change reads
+    nothing more). *after* maps each changed path to its after-state blob (None: deleted)."""
+
+    def __init__(
+        self,
+        setting: str | None,
+        after: dict[str, str | None],
+        list_paths: Callable[[list[str]], Awaitable[dict[str, str]]],
+        read: Callable[[str], Awaitable[bytes | None]],
+    ) -> None:
+        self._setting = setting
+        self._after = after
+        self._list_paths = list_paths
+        self._read = read
+        self._floors: dict[str, Version | None] = {}
+
+    async def unchecked(self, path: str, message: str, line: str) -> str | None:
+        """Why *path*'s syntax error is not a finding (its code is for a newer Python than
+        this parser reads), or None when the error stands."""
+        target, said_by = await self._target(path)
+        here = shown(PARSER)
+        if target is not None:
+            if target <= PARSER:
+                return None  # the code says it runs on this grammar: a real syntax error
+            why = f"written for Python {shown(target)} ({said_by})"
+        else:
+            construct = newer_construct(message, line)
+            if construct is None:
+                return None
+            why = f"{construct.why}, which Python {here} cannot parse"
+        return f"{path[:200]}: {why}; this check parses Python {here}, so the file is not checked"
+
+    async def _target(self, path: str) -> tuple[Version | None, str]:
+        if self._setting is not None:
+            return parse_version(self._setting), "the targetVersion setting"
+        candidates = ancestors_pyproject(path)
+        unknown = [c for c in candidates if c not in self._floors and c not in self._after]
+        if unknown:
+            listed = await self._list_paths(unknown)
+            for candidate in unknown:
+                self._floors[candidate] = None
+                blob = listed.get(candidate)
+                if blob is not None:
+                    self._floors[candidate] = await self._floor_of(blob)
+        for candidate in candidates:
+            if candidate in self._after and candidate not in self._floors:
+                blob = self._after[candidate]
+                self._floors[candidate] = None if blob is None else await self._floor_of(blob)
+            floor = self._floors.get(candidate)
+            if floor is not None:
+                return floor, f"requires-python in {candidate}"
+        return None, ""
+
+    async def _floor_of(self, blob: str) -> Version | None:
+        data = await self._read(blob)
+        return None if data is None else requires_python_floor(data)
