@@ -42,7 +42,11 @@ from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.rename import files_to_read, plan_rename, unindexed_refusal
-from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
+from reference_host.providers.pyindex.unused_imports import (
+    apply_fixes,
+    kept_imports,
+    unused_import_fixes,
+)
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 OPERATIONS = ["rename", "organize-imports"]
@@ -281,9 +285,18 @@ class PythonEditProvider(ProviderRuntime):
         chosen = [p for p in sorted(blobs) if in_scope(p, wanted) and in_scope(p, request.scope)]
         texts = {p: t for p, t in (await loaded.texts(chosen)).items() if t is not None}
         paths = [p for p in chosen if p in texts]
+        found = {p: unused_import_fixes(p, index.files[p].facts, texts[p]) for p in paths}
+        losing = {
+            p: {n for fix in fixes for n in fix.removed} for p, fixes in found.items() if fixes
+        }
+        kept = kept_imports(index, losing)  # re-exports and workspace modules stay
+        for path, names in kept.items():
+            found[path] = unused_import_fixes(
+                path, index.files[path].facts, texts[path], set(names)
+            )
         files, removed, skipped = [], 0, []
         for path in paths:
-            fixes = unused_import_fixes(path, index.files[path].facts, texts[path])
+            fixes = found[path]
             if not fixes:
                 continue
             try:
@@ -300,11 +313,13 @@ class PythonEditProvider(ProviderRuntime):
                     edits.delete_lines(fix.first, fix.last)
                 removed += len(fix.removed)
             files.append(edits)
-        extra: dict[str, Any] = {}
-        if skipped:
-            extra["warnings"] = [
-                f"left {p} unchanged: the result would not compile" for p in skipped
-            ]
+        warnings = [f"left {p} unchanged: the result would not compile" for p in skipped]
+        warnings += [
+            f"kept {name} in {path}: {why}"
+            for path, names in sorted(kept.items())
+            for name, why in sorted(names.items())
+        ]
+        extra: dict[str, Any] = {"warnings": warnings[:50]} if warnings else {}
         return plan(
             request,
             provider,

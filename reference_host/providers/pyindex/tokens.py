@@ -7,6 +7,7 @@ resolved. Positions are (zero-based line, code-point column), as in the facts' s
 
 from __future__ import annotations
 
+import bisect
 import io
 import itertools
 import keyword
@@ -50,8 +51,19 @@ def is_new_name(name: str) -> bool:
 
 
 def _inside(tokens: list[Token], span: Span) -> list[Token]:
+    """The tokens within *span*; *tokens* are in source order, so a bisection finds the first."""
     start, end = (span[0], span[1]), (span[2], span[3])
-    return [t for t in tokens if t.start >= start and t.end <= end]
+    out: list[Token] = []
+    for tok in tokens[bisect.bisect_left(tokens, start, key=_start) :]:
+        if tok.start > end:
+            break
+        if tok.end <= end:
+            out.append(tok)
+    return out
+
+
+def _start(token: Token) -> Pos:
+    return token.start
 
 
 def chain_positions(tokens: list[Token], span: Span, chain: tuple[str, ...]) -> list[Pos | None]:

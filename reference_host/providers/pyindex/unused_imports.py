@@ -4,16 +4,23 @@ The fix for `python/unused-import` findings. A module-level (column 0) import st
 name is unused when no use in the file starts with it, `__all__` does not list it, and the name
 does not appear as a word anywhere else in the file (a string annotation, a docstring example, a
 `getattr` — when in doubt the import stays). `__future__` and star imports always stay, and so
-does every import of an `__init__.py` (those are re-exports). A statement whose names are all
-unused loses its lines; one with some used names is rewritten to keep exactly those.
+does every import of an `__init__.py` (those are re-exports), every statement a `# noqa` comment
+(bare, or naming F401) marks as deliberate, and every name another indexed module takes from this
+one (`from m import name`, `m.name`, or a star import of a module without `__all__`): a re-export
+kept for compatibility. An import that binds a module of the workspace itself also stays: unused,
+its only effect is running that module (registering signals, types, plugins). A statement whose names are all unused loses its lines; one with some used
+names is rewritten to keep exactly those.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 
+from reference_host.providers.pyindex.chains import CALL
 from reference_host.providers.pyindex.facts import ModuleFacts, Span
+from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.tokens import Alias, import_aliases, tokens_of
 
 
@@ -25,6 +32,19 @@ class ImportFix:
     last: int
     text: str
     removed: tuple[str, ...]
+
+
+# a no-qa comment alone, or one listing codes (flake8 and ruff call an unused import F401)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+
+
+def _noqa_keeps(line: str) -> bool:
+    """True when *line* has a `# noqa` comment that covers unused imports (F401)."""
+    for match in _NOQA.finditer(line):
+        codes = match.group("codes")
+        if codes is None or "F401" in re.split(r"[\s,]+", codes.strip().upper()):
+            return True
+    return False
 
 
 def _statement(facts: ModuleFacts, span: Span) -> tuple[str, int, str | None]:
@@ -47,16 +67,22 @@ def _rewrite(module: str, level: int, kind: str | None, kept: list[Alias], paren
     return "from {} import (\n{})".format(source, "".join(f"    {n},\n" for n in names))
 
 
-def unused_import_fixes(path: str, facts: ModuleFacts, text: str) -> list[ImportFix]:
-    """The line replacements removing *path*'s unused imports (empty when none, or in doubt)."""
+def unused_import_fixes(
+    path: str, facts: ModuleFacts, text: str, taken: Set[str] = frozenset()
+) -> list[ImportFix]:
+    """The line replacements removing *path*'s unused imports (empty when none, or in doubt);
+    *taken* are names other modules import from *path* (`taken_elsewhere`), which stay."""
     if path.endswith("__init__.py") or facts.error is not None:
         return []
+    used = {chain[0] for chain in facts.uses.chains}
+    exported = set(facts.all_names or []) | taken
+    bound = facts.scopes[0].bindings if facts.scopes else {}
+    if not any(b[0] == "import" and n not in used and n not in exported for n, b in bound.items()):
+        return []  # every name the module's imports still bind is used: nothing to tokenize
     tokens = tokens_of(text)
     if tokens is None:
         return []
     lines = text.splitlines()
-    used = {use.chain[0] for use in facts.uses}
-    exported = set(facts.all_names or [])
     fixes: list[ImportFix] = []
     for span in sorted({i.span for i in facts.imports if i.scope == 0}):
         module, level, kind = _statement(facts, span)
@@ -65,6 +91,8 @@ def unused_import_fixes(path: str, facts: ModuleFacts, text: str) -> list[Import
         tail = lines[span[2]][span[3] :].strip() if span[2] < len(lines) else ""
         if tail and not tail.startswith("#"):
             continue  # another statement shares the line (`import a; x = 1`)
+        if any(_noqa_keeps(line) for line in lines[span[0] : span[2] + 1]):
+            continue  # marked as deliberate: a re-export or an import for its side effects
         aliases, parens = import_aliases(tokens, span)
         if not aliases or any(a.name == "*" for a in aliases):
             continue
@@ -91,3 +119,70 @@ def apply_fixes(text: str, fixes: list[ImportFix]) -> str:
         ending = "\n" if fix.text else ""
         lines[fix.first : fix.last + 1] = [fix.text + ending] if fix.text else []
     return "".join(lines)
+
+
+def kept_imports(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[str, dict[str, str]]:
+    """Of the names each file would lose (*candidates*: path -> names), those that stay, each with
+    why: another module takes it from the file (`taken_elsewhere`), or it binds a module of the
+    workspace (imported for its side effects, as far as anyone can tell)."""
+    kept: dict[str, dict[str, str]] = {}
+    for path, names in taken_elsewhere(index, candidates).items():
+        for name in names:
+            kept.setdefault(path, {})[name] = "other modules import it from here"
+    for path, names in candidates.items():
+        bindings = index.files[path].facts.scopes[0].bindings
+        for name in names:
+            binding = bindings.get(name)
+            if binding is None or binding[0] != "import":
+                continue
+            target = index.import_target(path, binding, 0)
+            if target is not None and target[0] == "module" and target[1] != path:
+                why = f"it imports {target[1]}, which may be imported for its side effects"
+                kept.setdefault(path, {}).setdefault(name, why)
+    return kept
+
+
+def taken_elsewhere(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Of the names each file would lose (*candidates*: path -> names), those another indexed
+    module takes from it: `from m import name`, `m.name` (its chain resolved to the module), or
+    `from m import *` of a module without `__all__` (every public name)."""
+    wanted = {name for names in candidates.values() for name in names}
+    taken: dict[str, set[str]] = {}
+
+    def holder(path: str, module: str, level: int) -> str | None:
+        absname = index.absolute_module(path, module, level)
+        found = index.resolve_module(absname, path) if absname else None
+        return found if found in candidates and found != path else None
+
+    for path, entry in index.files.items():
+        facts = entry.facts
+        for imp in facts.imports:
+            if imp.name is None or (imp.name != "*" and imp.name not in wanted):
+                continue
+            source = holder(path, imp.module, imp.level)
+            if source is None:
+                continue
+            if imp.name != "*":
+                names = {imp.name} & candidates[source]
+            elif index.files[source].facts.all_names is None:
+                names = {n for n in candidates[source] if not n.startswith("_")}
+            else:
+                names = set()
+            taken.setdefault(source, set()).update(names)
+        if not any(wanted.intersection(chain[1:]) for chain in facts.uses.chains):
+            continue
+        for use in facts.uses:
+            for k in range(1, len(use.chain)):
+                name = use.chain[k]
+                if name not in wanted or use.chain[k - 1] == CALL:
+                    continue
+                target, consumed = index.resolve_chain(path, use.scope, use.chain[:k])
+                if (
+                    target is not None
+                    and consumed == k
+                    and target[0] == "module"
+                    and target[1] != path
+                    and name in candidates.get(target[1], ())
+                ):
+                    taken.setdefault(target[1], set()).add(name)
+    return {path: names for path, names in taken.items() if names}

@@ -1,0 +1,89 @@
+"""remove-unused-imports on the patterns real packages use (Django, Salt): what must stay.
+
+Each case is a deliberate import a plain "no use in this file" rule would delete and so break
+code elsewhere: a `# noqa` re-export (Django's `django/db/utils.py`), a name other modules import
+from this one (Salt's `salt/utils/yaml.py`), a module imported for its side effects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from asp_protocol.canonical import blob_id
+from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.editing import ProposeRequest
+from reference_host.providers.pyindex import InspectEngine
+from reference_host.providers.pyindex.unused_imports import kept_imports, unused_import_fixes
+from reference_host.providers.python_edit import Loaded, PythonEditProvider
+
+
+def _removed(sources: dict[str, str]) -> dict[str, list[str]]:
+    """What the provider's two passes remove per file (the same steps as `python_edit`)."""
+    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    found = {p: unused_import_fixes(p, index.files[p].facts, s) for p, s in sources.items()}
+    losing = {p: {n for f in fixes for n in f.removed} for p, fixes in found.items() if fixes}
+    for path, names in kept_imports(index, losing).items():
+        found[path] = unused_import_fixes(path, index.files[path].facts, sources[path], set(names))
+    return {p: sorted(n for f in fixes for n in f.removed) for p, fixes in found.items() if fixes}
+
+
+def test_noqa_marks_an_import_as_deliberate() -> None:
+    text = (
+        "from os import sep  # NOQA: F401\nfrom os import path  # noqa\n"
+        "from os import getcwd  # noqa: E501\nimport json\nimport re  # noqa:F401,E501\n"
+        "from typing import (  # noqa: F401\n    Any,\n    List,\n)\n"
+    )
+    assert _removed({"m.py": text}) == {"m.py": ["getcwd", "json"]}
+
+
+def test_a_name_other_modules_import_from_here_stays() -> None:
+    sources = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": "from json import JSONDecodeError\nimport os\nfrom re import sub\n",
+        "a.py": "from pkg.compat import JSONDecodeError\n\nraise JSONDecodeError('x', '', 0)\n",
+        "b.py": "import pkg.compat\n\nprint(pkg.compat.sub)\n",
+    }
+    assert _removed(sources) == {"pkg/compat.py": ["os"]}
+    starred = {**sources, "c.py": "from pkg.compat import *\n\nprint(os)\n"}
+    assert _removed(starred) == {}
+    listed = {**starred, "pkg/compat.py": "__all__ = []\n" + sources["pkg/compat.py"]}
+    del listed["b.py"]  # a star import takes only what `__all__` lists
+    assert _removed(listed) == {"pkg/compat.py": ["os", "sub"]}
+
+
+def test_an_import_of_a_workspace_module_stays_for_its_side_effects() -> None:
+    sources = {
+        "app/__init__.py": "",
+        "app/signals.py": "REGISTRY = []\nREGISTRY.append('hook')\n",
+        "app/models.py": "from app import signals\nimport app.signals\nimport os\n",
+    }
+    assert _removed(sources) == {"app/models.py": ["os"]}
+
+
+@pytest.mark.anyio
+async def test_the_plan_says_which_unused_imports_it_kept_and_why() -> None:
+    sources = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": "from json import JSONDecodeError\nimport os\n",
+        "a.py": "from pkg.compat import JSONDecodeError\n",
+    }
+    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
+
+    class Serving:
+        async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+            by_blob = {blobs[p]: s.encode() for p, s in sources.items()}
+            return {b: by_blob[b] for b in ids}, {}
+
+    loaded = Loaded(index, blobs, {}, Serving())  # type: ignore[arg-type]
+    request = ProposeRequest("remove-unused-imports", {"rev": "git:tree:x"}, ["**"], "p:1", {})
+    request.args["paths"] = ["pkg"]
+    plan = await PythonEditProvider()._imports(request, {"id": PYTHON_EDIT.id}, loaded)
+    assert plan["status"] == "complete"
+    assert [c["path"] for c in plan["workspaceEdit"]["documentChanges"]] == ["pkg/compat.py"]
+    assert plan["workspaceEdit"]["documentChanges"][0]["edits"][0]["range"]["start"]["line"] == 1
+    assert plan["warnings"] == [
+        "kept JSONDecodeError in pkg/compat.py: other modules import it from here"
+    ]
