@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from reference_host.providers.pyindex.facts import UseFact
 from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
 from reference_host.providers.pyindex.queries import resolve_symbol
+from reference_host.providers.pyindex.rebinding import rebound
+from reference_host.providers.pyindex.spelling import Spelling
 from reference_host.providers.pyindex.tokens import (
     Pos,
     Token,
@@ -84,6 +86,18 @@ def _external(file: FileEntry, use: UseFact) -> bool:
             return binding[0] == "import"
         first, index = False, scope.parent
     return False
+
+
+def _follows(
+    index: PythonIndex, spelling: Spelling, path: str, scope: int, prefix: tuple[str, ...]
+) -> bool:
+    """True when the name after *prefix* (empty: a bare name) changes with the rename."""
+    if not prefix:
+        return spelling.name_follows(path, scope)
+    holder, consumed = index.resolve_chain(path, scope, prefix)
+    if holder is not None and consumed == len(prefix) and holder[0] == "module":
+        return spelling.exports_new(holder[1])
+    return True  # an attribute of a class or an instance: the definition itself
 
 
 def files_to_read(index: PythonIndex, symbol: str) -> tuple[str, list[str]] | None:
@@ -176,7 +190,17 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
     definition = definition_name(tokens.get(entry.path, []), fact.span, fact.name)
     if definition is None:
         return result.refuse("unresolved", f"cannot place the name of {target} in its source")
+    again = rebound(texts[entry.path], definition[0], fact.name)
+    if again is not None:
+        return result.refuse(
+            "unresolved",
+            f"{fact.name} is not only the definition in {entry.path}: {again}; its uses may read "
+            "the other binding: rename by hand",
+        )
     result.sites.setdefault(entry.path, set()).add(definition)
+    spelling = Spelling(index, fact.name, target)
+    for path, toks in tokens.items():
+        spelling.note_aliases(path, toks)
     unresolved: list[str] = []
     for path, toks in tokens.items():
         file = index.files[path]
@@ -189,6 +213,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                     continue
                 reached, consumed = index.resolve_chain(path, use.scope, use.chain[: k + 1])
                 if reached == ("def", target) and consumed == k + 1:
+                    if not _follows(index, spelling, path, use.scope, use.chain[:k]):
+                        continue  # read through a binding that keeps the old name
                     positions = positions or chain_positions(toks, use.span, use.chain)
                     if positions[k] is None:
                         return result.refuse(
@@ -205,6 +231,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             holder = index.resolve_module(absname, path) if absname else None
             if holder is None or index.module_attr(holder, fact.name) != ("def", target):
                 continue
+            if not spelling.exports_new(holder):
+                continue  # the module keeps exporting the old name (`old as old`)
             aliases, _ = import_aliases(toks, imp.span)
             for alias in aliases:
                 if alias.name != fact.name:
@@ -215,7 +243,11 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                     )
                 result.sites.setdefault(path, set()).add(alias.name_start)
         exported = file.facts.all_names and fact.name in file.facts.all_names
-        if exported and index.module_attr(path, fact.name) == ("def", target):
+        if (
+            exported
+            and index.module_attr(path, fact.name) == ("def", target)
+            and spelling.exports_new(path)
+        ):
             result.strings[path] = all_strings(toks, fact.name)
     if unresolved:
         unique = sorted(set(unresolved))

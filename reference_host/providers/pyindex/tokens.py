@@ -107,13 +107,15 @@ def definition_name(tokens: list[Token], span: Span, name: str) -> Pos | None:
 
 @dataclass(frozen=True, slots=True)
 class Alias:
-    """One `name [as bound]` of an import statement, with where its tokens are."""
+    """One `name [as bound]` of an import statement, with where its tokens are; *explicit* when
+    it is spelled with `as` (`x as x` is how a typed package marks a re-export)."""
 
     name: str
     bound: str
     name_start: Pos
     start: Pos
     end: Pos
+    explicit: bool = False
 
 
 def import_aliases(tokens: list[Token], span: Span) -> tuple[list[Alias], bool]:
@@ -133,12 +135,14 @@ def import_aliases(tokens: list[Token], span: Span) -> tuple[list[Alias], bool]:
         if tok.kind == tokenize.OP and tok.text in ",()":
             words = [t for t in group if t.kind == tokenize.NAME or t.text == "."]
             if words:
-                if len(words) >= 3 and words[-2].text == "as":
+                explicit = len(words) >= 3 and words[-2].text == "as"
+                if explicit:
                     name, bound = "".join(t.text for t in words[:-2]), words[-1].text
                 else:
                     name = "".join(t.text for t in words)
                     bound = name.split(".")[0]
-                aliases.append(Alias(name, bound, words[0].start, words[0].start, words[-1].end))
+                first, last = words[0].start, words[-1].end
+                aliases.append(Alias(name, bound, first, first, last, explicit))
             group = []
         else:
             group.append(tok)

@@ -55,9 +55,8 @@ def _statement(facts: ModuleFacts, span: Span) -> tuple[str, int, str | None]:
 
 def _rewrite(module: str, level: int, kind: str | None, kept: list[Alias], parens: bool) -> str:
     names = []
-    for alias in kept:
-        plain = alias.bound == (alias.name.split(".")[0] if kind is None else alias.name)
-        names.append(alias.name if plain else f"{alias.name} as {alias.bound}")
+    for alias in kept:  # `x as x` and `import a.b as a` keep their `as`: neither is `x` / `a.b`
+        names.append(f"{alias.name} as {alias.bound}" if alias.explicit else alias.name)
     if kind is None:
         return f"import {', '.join(names)}"
     source = "." * level + module

@@ -1,0 +1,92 @@
+"""Whether a renamed definition's name is bound again in the scope that defines it.
+
+The index keeps the first `def`/`class`/import binding of a name and ignores later assignments
+(for inspect, `try: import x` / `except: x = None` should still resolve to the import). A rename
+cannot: after `f = cache(f)`, a property's `@x.setter` twin, an `@overload` series, a fallback
+`def` in an `except ImportError:` branch or a `global f` that assigns it elsewhere, uses of `f`
+read the other binding, and renaming only the definition would split them (`print(f)` would
+print the undecorated function under the new name). So the defining scope is read once more,
+statement by statement, with the parser: any other binding of the name refuses the rename.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NESTED = (*_SCOPES, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _scope_of(tree: ast.Module, line: int, name: str) -> tuple[ast.AST, ast.AST] | None:
+    """The definition of *name* whose `def`/`class` keyword is on *line* (one-based), and the
+    node whose scope holds it (the module, a class or a function)."""
+    parents: dict[ast.AST, ast.AST] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _SCOPES) and child.name == name and child.lineno == line:
+                holder = node
+                while not isinstance(holder, (ast.Module, *_SCOPES)):
+                    holder = parents[holder]
+                return child, holder
+            parents[child] = node
+            stack.append(child)
+    return None
+
+
+def _bindings(node: ast.AST, name: str) -> Iterator[ast.AST]:
+    """Every node binding *name* in *node*'s own scope (not inside nested scopes)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _SCOPES):
+            if child.name == name:
+                yield child
+            for part in (*child.decorator_list, *getattr(child, "bases", ())):
+                yield from _bindings_in_expr(part, name)
+            continue
+        if isinstance(child, _NESTED):
+            continue
+        if _binds(child, name):
+            yield child
+        yield from _bindings(child, name)
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """True when *node* itself binds *name*: an assignment or `del` target, an import, an
+    `except ... as`, a `match` capture."""
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]) == name
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name == name
+    return False
+
+
+def _bindings_in_expr(node: ast.AST, name: str) -> Iterator[ast.AST]:
+    """`:=` targets inside a decorator or base expression bind in the enclosing scope."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.NamedExpr) and _binds(sub.target, name):
+            yield sub
+
+
+def rebound(text: str, line: int, name: str) -> str | None:
+    """Why the definition of *name* at zero-based *line* is not the only binding of *name* in
+    its scope (or None when it is); also when the file cannot be parsed or the definition found."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return "its file does not parse"
+    found = _scope_of(tree, line + 1, name)
+    if found is None:
+        return "its definition cannot be found in the source"
+    definition, holder = found
+    for node in ast.walk(tree):  # `global f` / `nonlocal f` in an inner function may assign it
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            keyword = type(node).__name__.lower()
+            return f"`{keyword} {name}` on line {node.lineno} may assign it elsewhere"
+    for node in _bindings(holder, name):
+        if node is not definition:
+            return f"it is bound again on line {getattr(node, 'lineno', '?')}"
+    return None

@@ -1,0 +1,87 @@
+"""Renames on the patterns real packages use, where a plan that claims `complete` used to break
+code: each case comes from applying a rename to a real package and running its tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_host.edit.textedits import Edit, apply_text_edits
+from reference_host.providers.pyindex import InspectEngine
+from reference_host.providers.pyindex.rename import RenameResult, plan_rename
+
+REEXPORT = {  # click 8.1: `click/__init__.py` re-exports `from .utils import echo as echo`
+    "pkg/__init__.py": "from .utils import echo as echo\nfrom .utils import style\n",
+    "pkg/utils.py": "def echo(m):\n    return m\n\n\ndef style(m):\n    return echo(m)\n",
+    "pkg/termui.py": "from .utils import echo\n\n\ndef show(m):\n    echo(m)\n",
+    "app.py": (
+        "import pkg\nfrom pkg import echo\nfrom pkg import echo as shout\n\n"
+        "pkg.echo(1)\necho(2)\nshout(3)\n"
+    ),
+}
+
+
+def _rename(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResult, dict[str, str]]:
+    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    result = plan_rename(index, dict(sources), symbol, new)
+    out = dict(sources)
+    if result.refusal is None:
+        for path in set(result.sites) | set(result.strings):
+            edits = [
+                Edit((ln, c), (ln, c + len(result.old)), new)
+                for ln, c in result.sites.get(path, ())
+            ]
+            edits += [Edit(t.start, t.end, f"'{new}'") for t in result.strings.get(path, [])]
+            out[path] = apply_text_edits(sources[path].encode(), edits).decode()
+    return result, out
+
+
+def test_a_name_reexported_as_itself_keeps_its_public_spelling() -> None:
+    result, out = _rename(REEXPORT, "pkg.utils.echo", "say")
+    assert result.refusal is None, result.detail
+    assert out["pkg/utils.py"] == (
+        "def say(m):\n    return m\n\n\ndef style(m):\n    return say(m)\n"
+    )
+    assert out["pkg/termui.py"] == "from .utils import say\n\n\ndef show(m):\n    say(m)\n"
+    # the package still exports `echo`: its importers and `pkg.echo` stay as they are
+    assert out["pkg/__init__.py"] == "from .utils import say as echo\nfrom .utils import style\n"
+    assert out["app.py"] == REEXPORT["app.py"]
+
+
+def test_the_public_name_of_a_plain_reexport_changes_with_it() -> None:
+    result, out = _rename(REEXPORT, "pkg.utils.style", "paint")
+    assert result.refusal is None, result.detail
+    assert out["pkg/__init__.py"] == "from .utils import echo as echo\nfrom .utils import paint\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("def f():\n    return 1\n\n\nf = staticmethod(f)\nprint(f)\n", "line 5"),
+        ("try:\n    from os import f\nexcept ImportError:\n    def f():\n        pass\n", "line 2"),
+        ("def f():\n    pass\n\n\ndef g():\n    global f\n    f = 2\n", "global f"),
+        (
+            "class C:\n    @property\n    def f(self):\n        return 1\n\n"
+            "    @f.setter\n    def f(self, v):\n        pass\n",
+            "line 3",
+        ),
+    ],
+)
+def test_a_definition_bound_again_in_its_scope_is_not_renamed_silently(text: str, why: str) -> None:
+    """`f = staticmethod(f)`: renaming only the `def` would leave `f` the decorated one and give
+    the undecorated function the new name; so would a fallback, a `global`, a setter twin."""
+    symbol = "m.py::C.f" if "class C" in text else "m.py::f"
+    result, _ = _rename({"m.py": text}, symbol, "g2")
+    assert result.refusal in ("unresolved", "ambiguous"), result
+    if result.refusal == "unresolved":
+        assert why in result.detail, result.detail
+
+
+def test_other_bindings_of_the_name_elsewhere_do_not_block_a_rename() -> None:
+    text = (
+        "def f():\n    return 1\n\n\ndef g(f=None):\n    f = 2\n    return f\n\n\n"
+        "class K:\n    f = 3\n\n\nprint(f(), [f for f in ()])\n"
+    )
+    result, out = _rename({"m.py": text}, "m.f", "h")
+    assert result.refusal is None, result.detail
+    assert out["m.py"].startswith("def h():") and "print(h(), [f for f in ()])" in out["m.py"]
