@@ -15,7 +15,11 @@ from asp_protocol.canonical import blob_id
 from reference_host.providers import PYTHON_EDIT
 from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
-from reference_host.providers.pyindex.unused_imports import kept_imports, unused_import_fixes
+from reference_host.providers.pyindex.unused_imports import (
+    apply_fixes,
+    kept_imports,
+    unused_import_fixes,
+)
 from reference_host.providers.python_edit import Loaded, PythonEditProvider
 
 
@@ -87,3 +91,12 @@ async def test_the_plan_says_which_unused_imports_it_kept_and_why() -> None:
     assert plan["warnings"] == [
         "kept JSONDecodeError in pkg/compat.py: other modules import it from here"
     ]
+
+
+def test_a_rewritten_statement_keeps_each_kept_name_spelled_as_it_was() -> None:
+    """`import os.path as os` binds the submodule, `x as x` marks a typed re-export: dropping
+    their `as` would change what the name is (or what a type checker exports)."""
+    text = "import os.path as os, sys\nfrom json import dumps as dumps, loads\n\nprint(os, dumps)\n"
+    index = InspectEngine().index_sources({"m.py": text.encode()})
+    fixed = apply_fixes(text, unused_import_fixes("m.py", index.files["m.py"].facts, text))
+    assert fixed == "import os.path as os\nfrom json import dumps as dumps\n\nprint(os, dumps)\n"
