@@ -88,8 +88,8 @@ def coverage_text(
     if truncated:
         return [
             "COVERAGE NOT EXHAUSTIVE: a provider's answer is cut (its item limit, the host's page "
-            "bound, or uses it could not resolve: see the result's `data`); raise `limit` or "
-            "narrow the query for the rest."
+            "bound, uses it could not resolve, or files it could not parse that may hold more: "
+            "see the result's `data`); raise `limit` or narrow the query for the rest."
         ]
     if not exhaustive:
         return ["COVERAGE NOT EXHAUSTIVE: the host does not claim this answer is complete."]

@@ -57,12 +57,19 @@ from reference_host.providers.pyindex.paging import (
 )
 from reference_host.providers.pyindex.params import VERBS, InspectRequest, parse_request
 from reference_host.providers.pyindex.reading import READ_BATCH, read_facts
+from reference_host.providers.pyindex.unindexed import (
+    UnindexedTexts,
+    answer_words,
+    mark,
+    unindexed_files,
+)
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 log = logging.getLogger("asp.python-inspect")
 
 NODE_KINDS = ["file", "module", "class", "function", "test"]
 EDGE_KINDS = ["calls", "imports", "inherits", "contains", "tested-by", "depends-on"]
+GLOBBING = ("glob", "substring")
 INSPECT_CAPABILITY: dict[str, Any] = {
     "verbs": list(VERBS),
     "scopes": ["changeset", "workspace"],
@@ -109,6 +116,7 @@ class PythonInspectProvider(ProviderRuntime):
             hold_index=hold_index,
         )
         self.answers = Answers()
+        self.unindexed = UnindexedTexts()  # words of files without facts, read when asked
         self._trees: OrderedDict[str, Listing] = OrderedDict()
         self._lock = anyio.Lock()
         self.idle_trim = IdleTrimmer()
@@ -253,14 +261,18 @@ class PythonInspectProvider(ProviderRuntime):
         lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
         cached = self.answers.get(key) if not early else None
         if cached is None and scoped is not None:
+            await self._unindexed(call, request, prepared, scoped)
             cached = self.answers.put(key, scoped, lists)
         elif cached is None and early:
-            cached = (whole := self._graph(request, prepared)), measure(whole, lists)
+            whole = self._graph(request, prepared)
+            await self._unindexed(call, request, prepared, whole)
+            cached = whole, measure(whole, lists)
         elif cached is None:
             if request.verb == "impact":
                 whole = await self._impact(call, request, prepared)
             else:
                 whole = self._graph(request, prepared)
+            await self._unindexed(call, request, prepared, whole)
             cached = self.answers.put(key, whole, lists)
         whole, measures = cached
         body = {k: v for k, v in whole.items() if not k.startswith("_")}
@@ -281,6 +293,27 @@ class PythonInspectProvider(ProviderRuntime):
             },
         }
         return page
+
+    async def _unindexed(
+        self, call: Call, request: InspectRequest, prepared: Prepared, whole: dict[str, Any]
+    ) -> None:
+        """Mark *whole* not exhaustive when a file without facts may hold what it is about."""
+        files = unindexed_files(prepared.index)
+        if not files:
+            return
+        data = whole.get("data") or {}
+        if request.verb == "symbols" and data.get("mode") != "name":
+            # a file, directory, module or the workspace: its own files that have no facts;
+            # a glob or substring query: any of them
+            listed = data.get("parseErrors") if data.get("mode") not in GLOBBING else files
+            missing = {p: files[p][1] for p in listed or () if p in files}
+        else:
+            symbol = request.params.get("query" if request.verb == "symbols" else "symbol")
+            if isinstance(symbol, dict):  # {"id": ...}
+                symbol = symbol.get("id")
+            words = answer_words(symbol if isinstance(symbol, str) else "", whole)
+            missing = await self.unindexed.may_spell(call.callbacks, files, words)
+        mark(whole, missing, graph=request.verb != "impact")
 
     def _graph(self, request: InspectRequest, prepared: Prepared) -> dict[str, Any]:
         params, index = request.params, prepared.index
