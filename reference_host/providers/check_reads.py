@@ -49,13 +49,13 @@ class SingleFiles:
         self._callbacks = callbacks
         self._baseline = baseline
 
-    async def blob_ids(self, paths: list[str]) -> dict[str, str]:
-        """path -> blob id of those of *paths* that are files the provider may read."""
+    async def blob_ids(self, globs: list[str]) -> dict[str, str]:
+        """path -> blob id of the files matching *globs* that the provider may read."""
         try:
-            listing = await self._callbacks.list_tree(paths=paths, baseline=self._baseline)
+            listing = await self._callbacks.list_tree(globs=globs, baseline=self._baseline)
         except (AspError, ProtocolViolation):
             return {}
-        return {e.path: e.blob_id for e in listing.entries if e.kind == "file" and e.path in paths}
+        return {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
 
     async def read(self, blob: str) -> bytes | None:
         try:

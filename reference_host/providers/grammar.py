@@ -92,22 +92,24 @@ def ancestors_pyproject(path: str) -> list[str]:
 
 
 class TargetVersions:
-    """The Python one evaluation's files are written for, read once per `pyproject.toml`
-    through the provider's callbacks (only when a file does not parse, so a clean change reads
-    nothing more). *after* maps each changed path to its after-state blob (None: deleted)."""
+    """The Python one evaluation's files are written for. The tree's `pyproject.toml` files are
+    listed once (one `workspace/listTree`), each read only when a file under it does not parse,
+    so a clean change reads nothing more. *after* maps each changed path to its after-state blob
+    (None: deleted), which wins over the baseline's."""
 
     def __init__(
         self,
         setting: str | None,
         after: dict[str, str | None],
-        list_paths: Callable[[list[str]], Awaitable[dict[str, str]]],
+        list_pyprojects: Callable[[], Awaitable[dict[str, str]]],
         read: Callable[[str], Awaitable[bytes | None]],
     ) -> None:
         self._setting = setting
         self._after = after
-        self._list_paths = list_paths
+        self._list_pyprojects = list_pyprojects
         self._read = read
-        self._floors: dict[str, Version | None] = {}
+        self._listed: dict[str, str | None] | None = None  # pyproject path -> blob (None: gone)
+        self._floors: dict[str, Version | None] = {}  # by blob
 
     async def unchecked(self, path: str, message: str, line: str) -> str | None:
         """Why *path*'s syntax error is not a finding (its code is for a newer Python than
@@ -128,24 +130,18 @@ class TargetVersions:
     async def _target(self, path: str) -> tuple[Version | None, str]:
         if self._setting is not None:
             return parse_version(self._setting), "the targetVersion setting"
-        candidates = ancestors_pyproject(path)
-        unknown = [c for c in candidates if c not in self._floors and c not in self._after]
-        if unknown:
-            listed = await self._list_paths(unknown)
-            for candidate in unknown:
-                self._floors[candidate] = None
-                blob = listed.get(candidate)
-                if blob is not None:
-                    self._floors[candidate] = await self._floor_of(blob)
-        for candidate in candidates:
-            if candidate in self._after and candidate not in self._floors:
-                blob = self._after[candidate]
-                self._floors[candidate] = None if blob is None else await self._floor_of(blob)
-            floor = self._floors.get(candidate)
+        if self._listed is None:
+            listed: dict[str, str | None] = dict(await self._list_pyprojects())
+            listed.update((p, b) for p, b in self._after.items() if p.endswith("pyproject.toml"))
+            self._listed = listed
+        for candidate in ancestors_pyproject(path):
+            blob = self._listed.get(candidate)
+            if blob is None:
+                continue
+            if blob not in self._floors:
+                data = await self._read(blob)
+                self._floors[blob] = None if data is None else requires_python_floor(data)
+            floor = self._floors[blob]
             if floor is not None:
                 return floor, f"requires-python in {candidate}"
         return None, ""
-
-    async def _floor_of(self, blob: str) -> Version | None:
-        data = await self._read(blob)
-        return None if data is None else requires_python_floor(data)

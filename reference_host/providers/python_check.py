@@ -23,6 +23,7 @@ callbacks so `validAsOf.blobs` names exactly what this request read.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,9 @@ from reference_host.providers.python_rules import (
     is_python,
 )
 from reference_host.providers.runtime import Call, ProviderRuntime, check_capability, run_stdio
+
+LISTED = 200  # paths named one by one in coverage.unsupported
+PYPROJECT_GLOBS = ["pyproject.toml", "**/pyproject.toml"]
 
 
 @dataclass
@@ -129,7 +133,8 @@ class Evaluation:
         self.enabled = [rule for rule in ALL_RULES if rule not in disabled]
         files = SingleFiles(call.callbacks, request.baseline)
         after = {t.path: t.after for t in self._changed_targets()}
-        self.targets = TargetVersions(settings["targetVersion"], after, files.blob_ids, files.read)
+        pyprojects = functools.partial(files.blob_ids, PYPROJECT_GLOBS)
+        self.targets = TargetVersions(settings["targetVersion"], after, pyprojects, files.read)
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -216,7 +221,7 @@ class Evaluation:
         foreign = [p for p in changed if not is_python(p)]
         if not foreign and not self.out.unparsed:
             return self.request.scope, [SOURCE]
-        for path in foreign[:200]:  # the host lists every unanalysed path itself
+        for path in foreign[:LISTED]:  # the host lists every unanalysed path itself
             self.out.unsupported.append(
                 degradation(
                     SOURCE,
@@ -351,7 +356,8 @@ class Evaluation:
             why = await self.targets.unchecked(path, refused.message, refused.unparsed_line or "")
             if why is not None:
                 self.out.unparsed.add(path)
-                self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
+                if len(self.out.unparsed) <= LISTED:  # the host lists every unanalysed path
+                    self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
                 return None
         if self.config.values["honourNoqa"]:
             raw = honour_noqa(raw, data)
