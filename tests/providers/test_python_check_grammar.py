@@ -120,6 +120,7 @@ async def test_a_newer_target_leaves_any_unparsable_file_unchecked() -> None:
         changeset = host.changeset({"tools/b.py": BROKEN, "c.py": BROKEN})
         assessment = await evaluate(host, changeset)
         assert codes(assessment) == [("c.py", "python/syntax-error")]
+        assert len(host.tree_calls) == 1, "the pyproject files are listed once, not per directory"
         [entry] = assessment["coverage"]["unsupported"]
         assert entry["detail"] == (
             f"tools/b.py: written for Python {NEWER} (requires-python in tools/pyproject.toml); "
