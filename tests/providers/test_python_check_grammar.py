@@ -120,7 +120,6 @@ async def test_a_newer_target_leaves_any_unparsable_file_unchecked() -> None:
         changeset = host.changeset({"tools/b.py": BROKEN, "c.py": BROKEN})
         assessment = await evaluate(host, changeset)
         assert codes(assessment) == [("c.py", "python/syntax-error")]
-        assert len(host.tree_calls) == 1, "the pyproject files are listed once, not per directory"
         [entry] = assessment["coverage"]["unsupported"]
         assert entry["detail"] == (
             f"tools/b.py: written for Python {NEWER} (requires-python in tools/pyproject.toml); "
@@ -133,6 +132,15 @@ async def test_a_newer_target_leaves_any_unparsable_file_unchecked() -> None:
             {"pyproject.toml": f'[project]\nrequires-python = ">={NEWER}"\n', "c.py": BROKEN}
         )
         assert codes(await evaluate(host, raised)) == []
+
+
+@pytest.mark.needs_definitions
+async def test_the_pyproject_files_are_listed_once_per_evaluation() -> None:
+    async with started_check() as host:
+        changeset = host.changeset({f"d{n}/m.py": BROKEN for n in range(3)})
+        assessment = await evaluate(host, changeset)
+        assert [path for path, _ in codes(assessment)] == ["d0/m.py", "d1/m.py", "d2/m.py"]
+        assert len(host.tree_calls) == 1, "not one listing per directory"
 
 
 @pytest.mark.needs_definitions
