@@ -237,6 +237,29 @@ def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
     return line + "."
 
 
+DEGRADED_SHOWN = 8
+
+
+def degraded_lines(result: dict[str, Any]) -> list[str]:
+    """The host's `coverage.degraded` as `source: reason - detail` lines (host text: to be
+    fenced), the first few, then a count of the rest: what made a decision other than allow."""
+    entries = [_d(d) for d in _items(_d(result.get("coverage")).get("degraded"))]
+    lines = [
+        f"{_s(d.get('source'))}: {_s(d.get('reason'))} - {_long(d.get('detail'))}"
+        for d in entries[:DEGRADED_SHOWN]
+    ]
+    if len(entries) > DEGRADED_SHOWN:
+        lines.append(f"(+{len(entries) - DEGRADED_SHOWN} more in structuredContent)")
+    return lines
+
+
+def _long(value: Any) -> str:
+    """A host's explanation: one line, capped longer than a value (the reason is at its end)."""
+    if not isinstance(value, str):
+        return _s(value)
+    return cap_string(clean_text(value).replace("\n", " "), 600)
+
+
 def _leading_count(detail: Any) -> int | None:
     """The count a host's summary entry starts with (`"19950 more changed path(s) ..."`)."""
     found = re.match(r"(\d{1,9}) more\b", detail) if isinstance(detail, str) else None

@@ -22,7 +22,7 @@ from bridge.fence import fence
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
-from bridge.summaries import evaluated_paths_line
+from bridge.summaries import degraded_lines, evaluated_paths_line
 from bridge.tools import READ_ONLY, runtime
 from bridge.tools.inspect_render import text_of
 
@@ -72,15 +72,28 @@ def _decision_summary(
     if decision not in DECISIONS or not isinstance(result, dict):
         return None
     findings, unreadable = parse_host_findings(result.get("findings", []))
+    raw = result["findings"] if isinstance(result.get("findings"), list) else []
+    advisory = {
+        i
+        for i, item in enumerate(raw)
+        if isinstance(item, dict) and item.get("disposition") == "advisory"
+    }
     lines = [
         f"{text_of(f.path)}:{f.start.line + 1 if f.start else '?'} {text_of(f.rule, 80)} "
         f"{text_of(f.message)}"
+        + (" [advisory: did not count toward the decision]" if f.index in advisory else "")
         for f in findings[:FINDINGS_SHOWN]
     ]
     parts = [
         f"Host decision: {decision} at call-site {call_site} — advisory information only; an MCP "
         "result never satisfies a gate.",
         evaluated_paths_line(changeset, result),
+    ]
+    degraded = degraded_lines(result)
+    if degraded:
+        parts.append("Why the host's coverage is degraded (coverage.degraded):")
+        parts.append(fence("\n".join(degraded), label="HOST COVERAGE", total_limit=FINDINGS_CHARS))
+    parts += [
         f"Findings ({len(findings)}"
         + (f", {len(unreadable)} unreadable" if unreadable else "")
         + "):"

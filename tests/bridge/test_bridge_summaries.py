@@ -109,6 +109,50 @@ def test_paths_are_never_said_evaluated_when_the_check_gave_no_assessment() -> N
     )
 
 
+def test_an_evaluation_text_says_why_and_which_findings_did_not_count() -> None:
+    """Home Assistant, a 3.13 project checked by a 3.11 check: `indeterminate`, because one file
+    was not read. The text said only "analysed by no required provider", and showed the real
+    finding of the partial assessment as if it had counted."""
+    from bridge.ext.tools import _decision_summary
+
+    notes = [{"path": f"p{n}.md"} for n in range(9)]
+    changeset = {"changes": [{"path": "a.py"}, {"path": "new.py"}, *notes]}
+    why = "new.py: written for Python 3.13 (requires-python in pyproject.toml); not checked"
+    result = {
+        "decision": "indeterminate",
+        "coverage": {
+            "degraded": [
+                {"source": "new.py", "reason": "unsupported", "detail": "analysed by no provider"},
+                {"source": "asp-python-check", "reason": "incomplete", "detail": why},
+            ]
+            + [{"source": f"p{n}.md", "reason": "unsupported", "detail": "x"} for n in range(9)]
+        },
+        "findings": [
+            {
+                "disposition": "advisory",
+                "diagnostic": {
+                    "code": "python/undefined-name",
+                    "severity": "error",
+                    "source": "python",
+                    "message": "undefined name 'x'",
+                    "fingerprint": "sha256:" + "0" * 64,
+                    "location": {
+                        "path": "a.py",
+                        "range": {"start": {"line": 0, "char": 0}, "end": {"line": 0, "char": 1}},
+                    },
+                },
+            }
+        ],
+    }
+    text = _decision_summary(result, "interactive", changeset)
+    assert text is not None
+    assert "Paths evaluated: 1 of 11 changed" in text
+    assert f"asp-python-check: incomplete - {why}" in text
+    assert "(+3 more in structuredContent)" in text  # 11 entries, 8 shown
+    assert "a.py:1 python/undefined-name undefined name 'x' [advisory: did not count" in text
+    assert text.count("<<<UNTRUSTED HOST COVERAGE") == 1, "host text stays fenced"
+
+
 def test_paths_the_host_counts_but_does_not_list_are_not_evaluated() -> None:
     """The host lists 50 unanalysed paths one by one and counts the rest in one entry; 20,000
     untracked build files read "Paths evaluated: 19950 of 20000"."""
