@@ -90,9 +90,11 @@ def compare_findings(
     change_paths: Iterable[str] | None = None,
     notes: Iterable[str] = (),
     checkpoint: Checkpoint = no_checkpoint,
+    unanalysed: frozenset[str] = frozenset(),
 ) -> ParityResult:
     """Pair old and ASP findings one-to-one; everything unpaired is listed with the reason.
-    Raises ParityTooLarge when the input would need more than PAIR_BUDGET candidate pairs."""
+    *unanalysed*: changed paths the host says no required provider analysed. Raises
+    ParityTooLarge when the input would need more than PAIR_BUDGET candidate pairs."""
     opts = options or ParityOptions()
     olds = [_old_side(f, opts) for f in old]
     asps = [Side(f, asp_rule_kind(f.rule), "namespaced", message_subject(f.message)) for f in asp]
@@ -102,9 +104,8 @@ def compare_findings(
     if opts.match_shifted_by_subject:
         matcher.subjects()
     checkpoint()
-    return _result(
-        olds, asps, matcher.matched, matcher.free_old, matcher.free_asp, opts, change_paths, notes
-    )
+    free = (matcher.free_old, matcher.free_asp)
+    return _result(olds, asps, matcher.matched, free, opts, change_paths, notes, unanalysed)
 
 
 def _old_side(f: Finding, opts: ParityOptions) -> Side:
@@ -118,12 +119,13 @@ def _result(
     olds: list[Side],
     asps: list[Side],
     matched: list[tuple[int, int, MatchMethod]],
-    free_old: set[int],
-    free_asp: set[int],
+    free: tuple[set[int], set[int]],
     opts: ParityOptions,
     change_paths: Iterable[str] | None,
     notes: Iterable[str],
+    unanalysed: frozenset[str],
 ) -> ParityResult:
+    free_old, free_asp = free
     changed = set(change_paths) if change_paths is not None else None
     old_paths = {s.finding.path for s in olds}
     pairs = []
@@ -147,7 +149,7 @@ def _result(
         if side.finding.start is not None:
             lines.add(side.finding.start.line + 1)
     shown = {key: ", ".join(map(str, heapq.nsmallest(10, v))) for key, v in host_lines.items()}
-    only_old = [_only_old(olds[o], shown, changed) for o in sorted(free_old)]
+    only_old = [_only_old(olds[o], shown, changed, unanalysed) for o in sorted(free_old)]
     only_asp = [
         OnlyAspFinding(
             finding=asps[a].finding,
@@ -194,7 +196,10 @@ def _result(
 
 
 def _only_old(
-    side: Side, host_lines: dict[tuple[str, str | None], str], changed: set[str] | None
+    side: Side,
+    host_lines: dict[tuple[str, str | None], str],
+    changed: set[str] | None,
+    unanalysed: frozenset[str] = frozenset(),
 ) -> OnlyOldFinding:
     """Why an old finding stayed unpaired; *host_lines* shows the host's first 1-based lines per
     (path, rule kind), and has a (path, None) entry for every path the host reported in."""
@@ -202,6 +207,11 @@ def _only_old(
     in_change = None if changed is None else f.path in changed
     if in_change is False:
         reason = "the path is not part of the evaluated change, so the host did not look at it"
+    elif f.path in unanalysed:
+        reason = (
+            "the host analysed this path with no required provider (listed as not checked in "
+            "its coverage), so the missing finding says nothing about the rule"
+        )
     elif side.kind is None:
         reason = f"no ASP rule is known for old rule {f.rule!r}"
     elif (f.path, None) not in host_lines:
@@ -260,8 +270,22 @@ def parity_from_decision(
         )
     if bad:
         notes.append(f"{len(bad)} host finding(s) could not be read and were left out.")
+    unanalysed = frozenset(
+        d["source"]
+        for d in (coverage.get("degraded", []) if coverage else [])
+        if isinstance(d, dict)
+        and d.get("reason") == "unsupported"
+        and "requirement" not in d
+        and isinstance(d.get("source"), str)
+    )
     result = compare_findings(
-        old, asp, options=options, change_paths=change_paths, notes=notes, checkpoint=checkpoint
+        old,
+        asp,
+        options=options,
+        change_paths=change_paths,
+        notes=notes,
+        checkpoint=checkpoint,
+        unanalysed=unanalysed,
     )
     evaluation = HostEvaluation(
         decision=_cap(envelope["decision"]) if isinstance(envelope.get("decision"), str) else None,

@@ -160,6 +160,18 @@ def test_one_only_old_and_one_only_asp(repo: Path, shape: str) -> None:
     assert evaluation.decision == "allow" and evaluation.ran == ("python-check",)
 
 
+def test_an_old_finding_in_a_path_the_host_did_not_analyse_says_so(repo: Path) -> None:
+    """Home Assistant's 3.13 code under a 3.11 check: the host lists the file as analysed by no
+    required provider; "the host reported nothing in this file" read as a missing rule."""
+    msgs, old = _old(repo, "sarif")
+    unchecked = {"source": "pkg/mod.py", "reason": "unsupported", "detail": "not checked"}
+    result, _ = parity_from_decision(old, decision([], [unchecked]), change_paths=["pkg/mod.py"])
+    assert result.counts.only_old == len(msgs) > 0
+    assert all("analysed this path with no required provider" in o.reason for o in result.only_old)
+    checked, _ = parity_from_decision(old, decision([]), change_paths=["pkg/mod.py"])
+    assert all(o.reason == "the host reported nothing in this file" for o in checked.only_old)
+
+
 def test_two_findings_on_one_line_pair_by_name(repo: Path) -> None:
     msgs, old = _old(repo, "sarif", "import sys, json, os\nprint(sys)\n")
     assert [m.text for m in msgs] == ["'json' imported but unused", "'os' imported but unused"]
