@@ -40,7 +40,13 @@ from bridge.tools.inspect_render import (
     provider_truncated,
     take_page,
 )
-from bridge.tools.inspect_text import answer_baseline, coverage_of, coverage_text, summary
+from bridge.tools.inspect_text import (
+    answer_baseline,
+    coverage_of,
+    coverage_text,
+    summary,
+    unindexed_text,
+)
 
 TOOL = "asp_inspect"
 METHOD = "host/queryInspect"
@@ -113,7 +119,7 @@ def render(
     resumed_host = resume.host if resume is not None else None
     header = coverage_text(
         degraded, exhaustive, truncated, resume is not None, page_chars // 4, host
-    )
+    ) + unindexed_text(host_result)
     offset = resume.offset if resume is not None else 0
     baseline = answer_baseline(host_result)
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.

@@ -41,6 +41,37 @@ def coverage_of(host_result: dict[str, Any]) -> tuple[list[dict[str, Any]], bool
     return entries, coverage.get("exhaustive") is True
 
 
+UNINDEXED_SHOWN = 5
+
+
+def unindexed_text(host_result: dict[str, Any]) -> list[str]:
+    """The files a provider holds no facts of that may change this answer
+    (`data.incomplete.unindexed`: they do not parse with its Python, or are too large)."""
+    count, paths = 0, []
+    for _, graph in provider_results(host_result):
+        data = graph.get("data")
+        incomplete = data.get("incomplete") if isinstance(data, dict) else None
+        if not isinstance(incomplete, dict):
+            continue
+        listed = incomplete.get("unindexed")
+        listed = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+        total = incomplete.get("unindexedCount")
+        count += total if type(total) is int and total >= len(listed) else len(listed)
+        paths += [f"{text_of(e.get('path'))}: {text_of(e.get('why'), 120)}" for e in listed]
+    if not count:
+        return []
+    shown = paths[:UNINDEXED_SHOWN] + (
+        [f"(+{count - UNINDEXED_SHOWN} more in structuredContent)"]
+        if count > UNINDEXED_SHOWN
+        else []
+    )
+    return [
+        f"{count} file(s) the provider could not index may hold more of this answer (they do "
+        "not parse with its Python, e.g. code for a newer one, or are too large):",
+        fence("\n".join(shown), label="UNINDEXED FILES", total_limit=2000),
+    ]
+
+
 def _target(request: dict[str, Any]) -> str:
     if "symbol" in request:
         return f"of symbol {text_of(request['symbol'])!r}"

@@ -143,6 +143,26 @@ async def test_definitions_references_and_impact(repo: Path, mode: str) -> None:
 
 
 @pytest.mark.needs_definitions
+async def test_a_file_the_provider_could_not_index_is_named_in_the_text(tmp_path: Path) -> None:
+    """Home Assistant under a 3.11 provider: 828 modules do not parse, and `references` said 0
+    items, complete. The answer is now not exhaustive and the text names the files."""
+    broken = "from shop.money import round_cents\n\n\ndef later(:\n    return round_cents(1)\n"
+    repo = make_repo(tmp_path / "repo", {**SAMPLE, "src/shop/late.py": broken})
+    async with bridge(repo) as client:
+        found = await client.call_tool(
+            "asp_inspect", {"verb": "references", "symbol": "shop.money.round_cents"}
+        )
+        envelope = answer(found)
+        assert envelope["bridgeResult"]["inspect"]["coverage"] == "incomplete"
+        body = text(found)
+        assert "COVERAGE NOT EXHAUSTIVE" in body
+        assert "1 file(s) the provider could not index may hold more of this answer" in body
+        assert "src/shop/late.py: SyntaxError" in body
+        other = await client.call_tool("asp_inspect", {"verb": "symbols", "path": MONEY})
+        assert "could not index" not in text(other), "late.py cannot change this answer"
+
+
+@pytest.mark.needs_definitions
 async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> None:
     async with bridge(repo, inspect_page_chars=2000) as client:
         seen: list[str] = []
