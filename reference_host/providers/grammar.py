@@ -19,12 +19,13 @@ import sys
 import tomllib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 Version = tuple[int, int]
 PARSER: Version = (sys.version_info[0], sys.version_info[1])
 VERSION_SETTING = re.compile(r"^3\.\d{1,2}$")
 
-# (version that accepts it, what it is, test on the SyntaxError's message and its line)
+# constructs only a newer grammar accepts, tested on a SyntaxError's message or its line
 _FSTRING = re.compile(r"^f-string\b")
 _TYPE_ALIAS = re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*[\[=]")
 _TYPE_PARAMS = re.compile(r"^\s*(?:async\s+def|def|class)\s+[A-Za-z_]\w*\s*\[")
@@ -71,10 +72,9 @@ def requires_python_floor(pyproject: bytes) -> Version | None:
         data = tomllib.loads(pyproject.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    spec = (data.get("project") or {}).get("requires-python")
+    spec = _table(data, "project").get("requires-python")
     if not isinstance(spec, str):
-        poetry = ((data.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
-        spec = poetry.get("python") if isinstance(poetry, dict) else None
+        spec = _table(_table(_table(data, "tool"), "poetry"), "dependencies").get("python")
     if not isinstance(spec, str):
         return None
     floors = []
@@ -83,6 +83,12 @@ def requires_python_floor(pyproject: bytes) -> Version | None:
         if match is not None and match.group(2) == "3":
             floors.append((3, int(match.group(3) or 0)))
     return min(floors) if floors else None
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """A TOML table by key; anything else (absent, a string) reads as empty: a repository's file."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def ancestors_pyproject(path: str) -> list[str]:

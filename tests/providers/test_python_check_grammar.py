@@ -50,6 +50,7 @@ def test_poetry_pins_and_unreadable_files() -> None:
     poetry = b'[tool.poetry.dependencies]\npython = "^3.12"\n'
     assert requires_python_floor(poetry) == (3, 12)
     assert requires_python_floor(b"[project\nbroken") is None
+    assert requires_python_floor(b'project = "3.12"\ntool = 1\n') is None
     assert requires_python_floor(b"\xff\xfe") is None
 
 
