@@ -19,6 +19,7 @@ from reference_host.providers.pyindex.rename import (
 )
 from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
 from reference_host.providers.python_edit import Loaded, PythonEditProvider
+from tests.support.renamed import renamed
 
 SOURCES = {
     "pkg/__init__.py": "from pkg.api import fetch\n__all__ = ['fetch']\n",
@@ -36,18 +37,7 @@ SOURCES = {
 def _rename(
     symbol: str, new: str, sources: dict[str, str] = SOURCES
 ) -> tuple[RenameResult, dict[str, str]]:
-    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
-    result = plan_rename(index, dict(sources), symbol, new)
-    out = dict(sources)
-    if result.refusal is None:
-        for path in set(result.sites) | set(result.strings):
-            edits = [
-                Edit((ln, c), (ln, c + len(result.old)), new)
-                for ln, c in result.sites.get(path, ())
-            ]
-            edits += [Edit(t.start, t.end, f"'{new}'") for t in result.strings.get(path, [])]
-            out[path] = apply_text_edits(sources[path].encode(), edits).decode()
-    return result, out
+    return renamed(sources, symbol, new)
 
 
 def test_rename_function_updates_definition_references_imports_and_all() -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference_host.edit.textedits import Edit, apply_text_edits
-from reference_host.providers.pyindex import InspectEngine
-from reference_host.providers.pyindex.rename import RenameResult, plan_rename
+from reference_host.providers.pyindex.rename import RenameResult
+from tests.support.renamed import renamed
 
 REEXPORT = {  # click 8.1: `click/__init__.py` re-exports `from .utils import echo as echo`
     "pkg/__init__.py": "from .utils import echo as echo\nfrom .utils import style\n",
@@ -22,18 +21,7 @@ REEXPORT = {  # click 8.1: `click/__init__.py` re-exports `from .utils import ec
 
 
 def _rename(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResult, dict[str, str]]:
-    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
-    result = plan_rename(index, dict(sources), symbol, new)
-    out = dict(sources)
-    if result.refusal is None:
-        for path in set(result.sites) | set(result.strings):
-            edits = [
-                Edit((ln, c), (ln, c + len(result.old)), new)
-                for ln, c in result.sites.get(path, ())
-            ]
-            edits += [Edit(t.start, t.end, f"'{new}'") for t in result.strings.get(path, [])]
-            out[path] = apply_text_edits(sources[path].encode(), edits).decode()
-    return result, out
+    return renamed(sources, symbol, new)
 
 
 def test_a_name_reexported_as_itself_keeps_its_public_spelling() -> None:
