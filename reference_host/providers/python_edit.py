@@ -40,8 +40,14 @@ from reference_host.providers.pyindex.build import INDEXING, Builds
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
+from reference_host.providers.pyindex.mentions import string_mentions
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
-from reference_host.providers.pyindex.rename import files_to_read, plan_rename, unindexed_refusal
+from reference_host.providers.pyindex.rename import (
+    RenameResult,
+    files_to_read,
+    plan_rename,
+    unindexed_refusal,
+)
 from reference_host.providers.pyindex.unused_imports import (
     apply_fixes,
     kept_imports,
@@ -52,6 +58,7 @@ from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
 READ_BATCH = 256
+MAX_PLACES = 10
 BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
@@ -212,6 +219,8 @@ class PythonEditProvider(ProviderRuntime):
             why = unindexed_refusal(outcome.old, await loaded.texts(list(loaded.unindexed)))
             if why is not None:
                 outcome.refuse("unresolved", why)
+        if outcome.refusal is None:
+            await self._strings(loaded, texts, outcome)
         if outcome.refusal == "invalid":
             return status_plan(
                 request,
@@ -274,6 +283,31 @@ class PythonEditProvider(ProviderRuntime):
             rationale="Definition, resolved references, imports and __all__ entries, "
             "from the inspect index.",
         )
+
+    async def _strings(self, loaded: Loaded, texts: dict[str, str], outcome: RenameResult) -> None:
+        """Read every other indexed file too and look at the name in their strings (mentions.py):
+        forward references are renamed in place (their files' texts join *texts*); any other
+        string that spells the name refuses the rename."""
+        assert outcome.spelling is not None
+        rest = [p for p in loaded.blobs if p not in texts]
+        every = dict(texts)
+        every.update({p: t for p, t in (await loaded.texts(rest)).items() if t is not None})
+        unread = sorted(set(loaded.blobs) - set(every))
+        if unread:
+            outcome.refuse("unresolved", f"{unread[0]} could not be read; it may use {outcome.old}")
+            return
+        found = string_mentions(loaded.index, every, outcome.spelling, outcome.strings)
+        if found.places:
+            outcome.refuse(
+                "unresolved",
+                f"{outcome.old} is spelled in {len(found.places)} string(s) the index cannot "
+                "follow (a dotted path, getattr, mock.patch, a doctest?); rename them by hand: "
+                + ", ".join(found.places[:MAX_PLACES]),
+            )
+            return
+        for path, sites in found.sites.items():
+            outcome.sites.setdefault(path, set()).update(sites)
+            texts[path] = every[path]
 
     async def _imports(
         self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded

@@ -7,20 +7,15 @@ from this one (Salt's `salt/utils/yaml.py`), a module imported for its side effe
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from asp_protocol.canonical import blob_id
-from reference_host.providers import PYTHON_EDIT
-from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
 from reference_host.providers.pyindex.unused_imports import (
     apply_fixes,
     kept_imports,
     unused_import_fixes,
 )
-from reference_host.providers.python_edit import Loaded, PythonEditProvider
+from tests.support.renamed import planned, provider_plan
 
 
 def _removed(sources: dict[str, str]) -> dict[str, list[str]]:
@@ -73,21 +68,9 @@ async def test_the_plan_says_which_unused_imports_it_kept_and_why() -> None:
         "pkg/compat.py": "from json import JSONDecodeError\nimport os\n",
         "a.py": "from pkg.compat import JSONDecodeError\n",
     }
-    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
-    blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
-
-    class Serving:
-        async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
-            by_blob = {blobs[p]: s.encode() for p, s in sources.items()}
-            return {b: by_blob[b] for b in ids}, {}
-
-    loaded = Loaded(index, blobs, {}, Serving())  # type: ignore[arg-type]
-    request = ProposeRequest("remove-unused-imports", {"rev": "git:tree:x"}, ["**"], "p:1", {})
-    request.args["paths"] = ["pkg"]
-    plan = await PythonEditProvider()._imports(request, {"id": PYTHON_EDIT.id}, loaded)
+    plan = await provider_plan(sources, "remove-unused-imports", paths=["pkg"])
     assert plan["status"] == "complete"
-    assert [c["path"] for c in plan["workspaceEdit"]["documentChanges"]] == ["pkg/compat.py"]
-    assert plan["workspaceEdit"]["documentChanges"][0]["edits"][0]["range"]["start"]["line"] == 1
+    assert planned(sources, plan)["pkg/compat.py"] == "from json import JSONDecodeError\n"
     assert plan["warnings"] == [
         "kept JSONDecodeError in pkg/compat.py: other modules import it from here"
     ]

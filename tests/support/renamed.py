@@ -1,10 +1,17 @@
-"""A rename computed in process and applied to the sources, for the edit engine tests."""
+"""Edits computed in process and applied to the sources, for the edit engine tests: a rename
+from the engine alone, and a plan from the provider with every file served."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from asp_protocol.canonical import blob_id
 from reference_host.edit.textedits import Edit, apply_text_edits
+from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
 from reference_host.providers.pyindex.rename import RenameResult, plan_rename
+from reference_host.providers.python_edit import Loaded, PythonEditProvider
 
 
 def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResult, dict[str, str]]:
@@ -21,3 +28,46 @@ def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResul
             edits += [Edit(t.start, t.end, f"'{new}'") for t in result.strings.get(path, [])]
             out[path] = apply_text_edits(sources[path].encode(), edits).decode()
     return result, out
+
+
+class Serving:
+    """Host callbacks that serve every blob of *sources* (the edit provider's reads)."""
+
+    def __init__(self, sources: dict[str, str]) -> None:
+        self.by_blob = {blob_id(s.encode()): s.encode() for s in sources.values()}
+
+    async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+        return {b: self.by_blob[b] for b in ids if b in self.by_blob}, {}
+
+
+def loaded(sources: dict[str, str]) -> Loaded:
+    """The provider's loaded session for *sources*: their index, blobs and a serving host."""
+    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
+    return Loaded(index, blobs, {}, Serving(sources))  # type: ignore[arg-type]
+
+
+async def provider_plan(sources: dict[str, str], operation: str, **args: Any) -> dict[str, Any]:
+    """The plan `asp-python-edit` proposes for *sources* (in process, every file served)."""
+    request = ProposeRequest(operation, {"rev": "git:tree:x"}, ["**"], "proposal:1", dict(args))
+    provider = PythonEditProvider()
+    block = {"id": PYTHON_EDIT.id}
+    if operation == "rename":
+        return await provider._rename(request, block, loaded(sources))
+    return await provider._imports(request, block, loaded(sources))
+
+
+def planned(sources: dict[str, str], plan: dict[str, Any]) -> dict[str, str]:
+    """*sources* as a complete plan's text edits leave them."""
+    out = dict(sources)
+    for change in plan["workspaceEdit"]["documentChanges"]:
+        edits = [
+            Edit(
+                (e["range"]["start"]["line"], e["range"]["start"]["char"]),
+                (e["range"]["end"]["line"], e["range"]["end"]["char"]),
+                e["newText"],
+            )
+            for e in change["edits"]
+        ]
+        out[change["path"]] = apply_text_edits(out[change["path"]].encode(), edits).decode()
+    return out

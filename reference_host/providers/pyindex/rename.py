@@ -45,6 +45,7 @@ class RenameResult:
     strings: dict[str, list[Token]] = field(default_factory=dict)
     refusal: str | None = None  # "invalid" | "ambiguous" | "unresolved"
     detail: str = ""
+    spelling: Spelling | None = None  # which bindings change with the name (set once resolved)
 
     def refuse(self, kind: str, detail: str) -> RenameResult:
         self.refusal, self.detail = kind, detail
@@ -86,18 +87,6 @@ def _external(file: FileEntry, use: UseFact) -> bool:
             return binding[0] == "import"
         first, index = False, scope.parent
     return False
-
-
-def _follows(
-    index: PythonIndex, spelling: Spelling, path: str, scope: int, prefix: tuple[str, ...]
-) -> bool:
-    """True when the name after *prefix* (empty: a bare name) changes with the rename."""
-    if not prefix:
-        return spelling.name_follows(path, scope)
-    holder, consumed = index.resolve_chain(path, scope, prefix)
-    if holder is not None and consumed == len(prefix) and holder[0] == "module":
-        return spelling.exports_new(holder[1])
-    return True  # an attribute of a class or an instance: the definition itself
 
 
 def files_to_read(index: PythonIndex, symbol: str) -> tuple[str, list[str]] | None:
@@ -198,7 +187,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             "the other binding: rename by hand",
         )
     result.sites.setdefault(entry.path, set()).add(definition)
-    spelling = Spelling(index, fact.name, target)
+    spelling = result.spelling = Spelling(index, fact.name, target)
     for path, toks in tokens.items():
         spelling.note_aliases(path, toks)
     unresolved: list[str] = []
@@ -213,7 +202,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                     continue
                 reached, consumed = index.resolve_chain(path, use.scope, use.chain[: k + 1])
                 if reached == ("def", target) and consumed == k + 1:
-                    if not _follows(index, spelling, path, use.scope, use.chain[:k]):
+                    if not spelling.use_follows(path, use.scope, use.chain[:k]):
                         continue  # read through a binding that keeps the old name
                     positions = positions or chain_positions(toks, use.span, use.chain)
                     if positions[k] is None:

@@ -86,6 +86,15 @@ class Spelling:
             first, at = False, here.parent
         return self.exports_new(path)
 
+    def use_follows(self, path: str, scope: int, prefix: tuple[str, ...]) -> bool:
+        """True when the name read after *prefix* (empty: a bare name) changes with the rename."""
+        if not prefix:
+            return self.name_follows(path, scope)
+        holder, consumed = self.index.resolve_chain(path, scope, prefix)
+        if holder is not None and consumed == len(prefix) and holder[0] == "module":
+            return self.exports_new(holder[1])
+        return True  # an attribute of a class or an instance: the definition itself
+
     def _holder(self, path: str, module: str, level: int) -> str | None:
         absname = self.index.absolute_module(path, module, level)
         return self.index.resolve_module(absname, path) if absname else None

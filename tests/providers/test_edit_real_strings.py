@@ -1,0 +1,83 @@
+"""A rename and the name spelled in strings, as real packages spell it: forward references are
+renamed in place (click's `t.Type["HelpFormatter"]` was left behind: the gate then found an
+undefined name), and a dotted path or getattr string makes the plan incomplete (Django's
+`PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]`: the plan was
+`complete`, applied, compiled, and 21 tests failed).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.renamed import planned, provider_plan
+
+LIB = {
+    "pkg/__init__.py": "",
+    "pkg/fmt.py": (
+        "import typing as t\n\n\nclass Formatter:\n    pass\n\n\n"
+        "def make() -> 'Formatter':\n    return Formatter()\n"
+    ),
+    "pkg/core.py": (
+        "import typing as t\nfrom typing import Optional, TypeVar, cast\n\n"
+        "import pkg.fmt\nfrom pkg.fmt import Formatter\n\n"
+        "T = TypeVar('T', bound='Formatter')\n\n\n"
+        'class Command:\n    formatter_class: t.Type["Formatter"] = Formatter\n'
+        "    other: 'pkg.fmt.Formatter'\n\n"
+        '    def use(self, f: "Optional[Formatter]") -> None:\n'
+        "        g = cast('Formatter', f)\n        print(g, 'Formatter is the default')\n"
+    ),
+}
+
+
+@pytest.mark.anyio
+async def test_forward_references_are_renamed_with_the_definition() -> None:
+    plan = await provider_plan(LIB, "rename", symbol="pkg.fmt.Formatter", newName="Writer")
+    assert plan["status"] == "complete", plan
+    out = planned(LIB, plan)
+    assert "def make() -> 'Writer':" in out["pkg/fmt.py"]
+    core = out["pkg/core.py"]
+    for spelled in (
+        "T = TypeVar('T', bound='Writer')",
+        'formatter_class: t.Type["Writer"] = Writer',
+        "other: 'pkg.fmt.Writer'",
+        'def use(self, f: "Optional[Writer]") -> None:',
+        "g = cast('Writer', f)",
+        "'Formatter is the default'",  # prose is not a reference
+    ):
+        assert spelled in core, core
+    for text in out.values():
+        compile(text, "<renamed>", "exec")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        ("SETTINGS = {'FORMATTER': 'pkg.fmt.Formatter'}\n", 1),
+        ("import pkg.fmt\n\nkind = getattr(pkg.fmt, 'Formatter')\n", 3),
+        ("from unittest import mock\n\n\n@mock.patch('pkg.fmt.Formatter')\ndef t(m): pass\n", 4),
+        ("ENTRY = 'pkg.fmt:Formatter'\n", 1),
+        ('def f():\n    """\n    >>> Formatter()\n    """\n', 2),
+    ],
+)
+async def test_other_strings_that_spell_the_name_make_the_rename_incomplete(
+    extra: str, line: int
+) -> None:
+    """Even in a file whose code never uses the name (the index would not have read it)."""
+    sources = {**LIB, "conf.py": extra}
+    plan = await provider_plan(sources, "rename", symbol="pkg.fmt.Formatter", newName="Writer")
+    assert plan["status"] == "incomplete", plan
+    detail = plan["incomplete"]["detail"]
+    assert plan["incomplete"]["reason"] == "unresolved-reference"
+    assert f"conf.py:{line}" in detail and "string" in detail, detail
+
+
+@pytest.mark.anyio
+async def test_a_forward_reference_to_another_definition_of_the_name_stays() -> None:
+    sources = {
+        **LIB,
+        "other.py": "class Formatter:\n    pass\n\n\ndef g(x: 'Formatter') -> None:\n    pass\n",
+    }
+    plan = await provider_plan(sources, "rename", symbol="pkg.fmt.Formatter", newName="Writer")
+    assert plan["status"] == "complete", plan
+    assert "other.py" not in {c["path"] for c in plan["workspaceEdit"]["documentChanges"]}
