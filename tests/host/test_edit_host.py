@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from reference_host.edit.textedits import Edit, apply_text_edits
 from tests.support.definitions import assert_valid
 from tests.support.gitrepo import make_repo, snapshot_tree
 from tests.support.host_harness import HostProcess
+from tests.support.renamed import with_plan
 
 FILES = {
     "lib/__init__.py": "",
@@ -55,18 +55,7 @@ def _apply(host: HostProcess, proposal_id: str) -> dict[str, Any]:
 
 def _expected(repo: Path, plan: dict[str, Any]) -> dict[str, bytes]:
     """The work tree the plan describes, computed here from its text edits."""
-    tree = snapshot_tree(repo)
-    for change in plan["workspaceEdit"]["documentChanges"]:
-        edits = [
-            Edit(
-                (e["range"]["start"]["line"], e["range"]["start"]["char"]),
-                (e["range"]["end"]["line"], e["range"]["end"]["char"]),
-                e["newText"],
-            )
-            for e in change["edits"]
-        ]
-        tree[change["path"]] = apply_text_edits(tree[change["path"]], edits)
-    return tree
+    return with_plan(snapshot_tree(repo), plan)
 
 
 @pytest.mark.needs_definitions

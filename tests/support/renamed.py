@@ -59,7 +59,13 @@ async def provider_plan(sources: dict[str, str], operation: str, **args: Any) ->
 
 def planned(sources: dict[str, str], plan: dict[str, Any]) -> dict[str, str]:
     """*sources* as a complete plan's text edits leave them."""
-    out = dict(sources)
+    tree = with_plan({p: s.encode() for p, s in sources.items()}, plan)
+    return {p: b.decode() for p, b in tree.items()}
+
+
+def with_plan(tree: dict[str, bytes], plan: dict[str, Any]) -> dict[str, bytes]:
+    """The files of *tree* (path -> bytes) as a complete plan's text edits leave them."""
+    out = dict(tree)
     for change in plan["workspaceEdit"]["documentChanges"]:
         edits = [
             Edit(
@@ -69,5 +75,5 @@ def planned(sources: dict[str, str], plan: dict[str, Any]) -> dict[str, str]:
             )
             for e in change["edits"]
         ]
-        out[change["path"]] = apply_text_edits(out[change["path"]].encode(), edits).decode()
+        out[change["path"]] = apply_text_edits(out[change["path"]], edits)
     return out
