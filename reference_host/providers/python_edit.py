@@ -296,7 +296,7 @@ class PythonEditProvider(ProviderRuntime):
         if unread:
             outcome.refuse("unresolved", f"{unread[0]} could not be read; it may use {outcome.old}")
             return
-        found = string_mentions(loaded.index, every, outcome.spelling, outcome.strings)
+        found = string_mentions(loaded.index, every, outcome.spelling)
         if found.places:
             outcome.refuse(
                 "unresolved",

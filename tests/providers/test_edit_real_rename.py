@@ -73,3 +73,19 @@ def test_other_bindings_of_the_name_elsewhere_do_not_block_a_rename() -> None:
     result, out = _rename({"m.py": text}, "m.f", "h")
     assert result.refusal is None, result.detail
     assert out["m.py"].startswith("def h():") and "print(h(), [f for f in ()])" in out["m.py"]
+
+
+def test_a_use_inside_an_f_string_is_renamed_in_place() -> None:
+    """click's `f"<unopened file '{format_filename(self.name)}' {self.mode}>"`: the use is
+    placed where the parser says and checked against the name written there."""
+    sources = {
+        "m.py": (
+            "def fmt(x):\n    return x\n\n\n"
+            "print(f\"<file '{fmt('a')}' {fmt('b')!r}>\", f'{ {fmt: 1}[fmt] }')\n"
+        )
+    }
+    result, out = _rename(sources, "m.fmt", "show")
+    assert result.refusal is None, result.detail
+    assert out["m.py"].endswith(
+        "print(f\"<file '{show('a')}' {show('b')!r}>\", f'{ {show: 1}[show] }')\n"
+    )

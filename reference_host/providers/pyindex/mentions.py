@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import ast
 import re
-import tokenize
 from dataclasses import dataclass, field
 
+from reference_host.providers.editing import split_lines
 from reference_host.providers.pyindex.chains import name_chain
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.spelling import Spelling
-from reference_host.providers.pyindex.tokens import Pos, Token, all_strings, tokens_of
+from reference_host.providers.pyindex.tokens import Pos
 
 _PATH = re.compile(r"[A-Za-z_][\w.:]*")
 _PLAIN = re.compile(r"(?i)(?P<prefix>[ru]?)(?P<quote>'|\")")
-_OPENING = re.compile(r"(?i)[rfu]*('{3}|\"{3}|'|\")")
+_TYPE_CHARS = r"[\w.:\[\], |]*"
 
 
 @dataclass
@@ -39,6 +39,20 @@ class Mentions:
 
     sites: dict[str, set[Pos]] = field(default_factory=dict)
     places: list[str] = field(default_factory=list)
+
+
+def _all_strings(tree: ast.Module) -> set[int]:
+    """The ids of the string constants of module-level `__all__` statements (rename.py's)."""
+    found: set[int] = set()
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            found.update(id(c) for c in ast.walk(node) if isinstance(c, ast.Constant))
+    return found
 
 
 def _annotation_strings(tree: ast.Module) -> list[ast.Constant]:
@@ -84,31 +98,35 @@ def _doctest_uses(content: str, name: str) -> bool:
 
 
 def _forward_sites(
-    index: PythonIndex,
-    spelling: Spelling,
-    path: str,
-    token: Token,
-    value: str,
+    index: PythonIndex, spelling: Spelling, path: str, line: str, node: ast.Constant
 ) -> list[Pos] | None:
-    """The positions of the renamed name inside forward reference *token* (value *value*);
-    None when the reference cannot be rewritten in place (or names the target in a way that
-    cannot be placed)."""
-    plain = _PLAIN.match(token.text)
-    if plain is None or token.start[0] != token.end[0] or not value.isascii():
+    """The positions of the renamed name inside forward reference *node* (on source line
+    *line*); None when the reference cannot be rewritten in place or may name the target in a
+    way that cannot be followed."""
+    value = node.value
+    assert isinstance(value, str)
+    if node.end_lineno != node.lineno or node.end_col_offset is None or not value.isascii():
         return None
-    inner = len(plain.group("prefix")) + len(plain.group("quote"))
-    if token.text[inner : len(token.text) - len(plain.group("quote"))] != value:
+    raw = line.encode()
+    start = len(raw[: node.col_offset].decode("utf-8", "replace"))
+    end = len(raw[: node.end_col_offset].decode("utf-8", "replace"))
+    segment = line[start:end]
+    plain = _PLAIN.match(segment)
+    if plain is None:
         return None
+    inner, quote = len(plain.group(0)), plain.group("quote")
+    if segment[inner:] != value + quote:
+        return None  # escapes, implicit concatenation, a triple quote
     try:
         expression = ast.parse(value.strip(), mode="eval")
     except SyntaxError:
         return None
-    shift = value.index(value.strip()[:1]) if value.strip() else 0
+    shift = len(value) - len(value.lstrip())
     found: list[Pos] = []
-    for node in ast.walk(expression):
-        if not isinstance(node, (ast.Name, ast.Attribute)):
+    for sub in ast.walk(expression):
+        if not isinstance(sub, (ast.Name, ast.Attribute)):
             continue
-        chain = name_chain(node)
+        chain = name_chain(sub)
         if chain is None or chain[-1] != spelling.old:
             continue
         reached, consumed = index.resolve_chain(path, 0, chain)
@@ -118,52 +136,41 @@ def _forward_sites(
             continue  # another definition of the same name
         if not spelling.use_follows(path, 0, chain[:-1]):
             continue  # read through a binding that keeps the old name
-        end = node.end_col_offset
-        assert end is not None
-        found.append((token.start[0], token.start[1] + inner + shift + end - len(spelling.old)))
+        assert sub.end_col_offset is not None
+        found.append((node.lineno - 1, start + inner + shift + sub.end_col_offset - len(chain[-1])))
     return found
 
 
-def string_mentions(
-    index: PythonIndex, texts: dict[str, str], spelling: Spelling, skip: dict[str, list[Token]]
-) -> Mentions:
-    """The mentions of `spelling.old` in the strings of *texts* (path -> text); *skip* holds the
-    string tokens the rename already rewrites (`__all__` entries)."""
+def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spelling) -> Mentions:
+    """The mentions of `spelling.old` in the string literals of *texts* (path -> text)."""
     name, out = spelling.old, Mentions()
-    quoted = re.compile(rf"['\"][^'\"\n]*(?<!\w){re.escape(name)}(?!\w)|>>>")
+    word = rf"(?<!\w){re.escape(name)}(?!\w)"
+    probe = re.compile(  # a quoted identifier, path or type expression; a doctest line
+        rf"(?P<q>['\"]){_TYPE_CHARS}{word}{_TYPE_CHARS}(?P=q)"
+        rf"|^[ \t]*(?:>>>|\.\.\.)[^\n]*{word}",
+        re.MULTILINE,
+    )
     for path, text in sorted(texts.items()):
-        if name not in text or quoted.search(text) is None or path not in index.files:
+        if name not in text or path not in index.files or probe.search(text) is None:
             continue
-        tokens = tokens_of(text)
-        if tokens is None:
-            continue  # rename.py refuses a file that does not tokenize and holds the name
-        ignored = {t.start for t in [*skip.get(path, []), *all_strings(tokens, name)]}
         try:
-            forward = {(c.lineno - 1, c.value) for c in _annotation_strings(ast.parse(text))}
+            tree = ast.parse(text)
         except (SyntaxError, ValueError):
-            forward = set()
-        for token in tokens:
-            if token.kind != tokenize.STRING or name not in token.text or token.start in ignored:
+            continue  # rename.py refuses a file that holds the name and does not parse
+        lines = split_lines(text)
+        exported = _all_strings(tree)
+        forward = {id(c) for c in _annotation_strings(tree)}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
                 continue
-            value = _literal(token.text)
-            if value is None:
-                continue  # bytes
-            if (token.start[0], value) in forward:
-                sites = _forward_sites(index, spelling, path, token, value)
+            if name not in node.value or id(node) in exported:
+                continue
+            if id(node) in forward:
+                sites = _forward_sites(index, spelling, path, lines[node.lineno - 1], node)
                 if sites is None:
-                    out.places.append(f"{path}:{token.start[0] + 1}")
+                    out.places.append(f"{path}:{node.lineno}")
                 elif sites:
                     out.sites.setdefault(path, set()).update(sites)
-            elif _spells(value, name) or _doctest_uses(value, name):
-                out.places.append(f"{path}:{token.start[0] + 1}")
+            elif _spells(node.value, name) or _doctest_uses(node.value, name):
+                out.places.append(f"{path}:{node.lineno}")
     return out
-
-
-def _literal(text: str) -> str | None:
-    """The value of one string token: an f-string's text as written, None for bytes."""
-    try:
-        value = ast.literal_eval(text)
-    except (SyntaxError, ValueError):  # an f-string: its code is the index's, its text is read
-        opening = _OPENING.match(text)
-        return text[opening.end() : len(text) - len(opening.group(1))] if opening else None
-    return value if isinstance(value, str) else None

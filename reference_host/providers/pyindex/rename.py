@@ -22,13 +22,13 @@ from reference_host.providers.pyindex.rebinding import rebound
 from reference_host.providers.pyindex.spelling import Spelling
 from reference_host.providers.pyindex.tokens import (
     Pos,
+    Source,
     Token,
     all_strings,
     chain_positions,
     definition_name,
     import_aliases,
     is_new_name,
-    tokens_of,
 )
 
 MAX_REPORTED = 10
@@ -102,7 +102,7 @@ def files_to_read(index: PythonIndex, symbol: str) -> tuple[str, list[str]] | No
     for path, file in index.files.items():
         facts = file.facts
         if path != entry.path and (
-            any(name in use.chain for use in facts.uses)
+            any(name in chain for chain in facts.uses.chains)
             or any(imp.name == name for imp in facts.imports)
             or (facts.all_names is not None and name in facts.all_names)
         ):
@@ -164,19 +164,13 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         for base in _all_bases(index, cls):
             if index.class_member(base, fact.name) is not None:
                 return result.refuse("unresolved", f"{target} overrides a member of {base}")
-    tokens: dict[str, list[Token]] = {}
-    for path, text in texts.items():
-        if path not in index.files or fact.name not in text:
-            continue
-        toks = tokens_of(text)
-        if toks is None:
-            if fact.name in text:
-                return result.refuse(
-                    "unresolved", f"{path} does not tokenize; it may use {fact.name}"
-                )
-            continue
-        tokens[path] = toks
-    definition = definition_name(tokens.get(entry.path, []), fact.span, fact.name)
+    sources = {
+        path: Source(text)
+        for path, text in texts.items()
+        if path in index.files and fact.name in text
+    }
+    head = sources[entry.path].head(fact.span) if entry.path in sources else None
+    definition = definition_name(head or [], fact.span, fact.name)
     if definition is None:
         return result.refuse("unresolved", f"cannot place the name of {target} in its source")
     again = rebound(texts[entry.path], definition[0], fact.name)
@@ -188,10 +182,11 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         )
     result.sites.setdefault(entry.path, set()).add(definition)
     spelling = result.spelling = Spelling(index, fact.name, target)
-    for path, toks in tokens.items():
-        spelling.note_aliases(path, toks)
+    for path, source in sources.items():
+        if not spelling.note_aliases(path, source):
+            return result.refuse("unresolved", f"cannot read the imports of {fact.name} in {path}")
     unresolved: list[str] = []
-    for path, toks in tokens.items():
+    for path, source in sources.items():
         file = index.files[path]
         for use in file.facts.uses:
             if fact.name not in use.chain:
@@ -204,7 +199,9 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                 if reached == ("def", target) and consumed == k + 1:
                     if not spelling.use_follows(path, use.scope, use.chain[:k]):
                         continue  # read through a binding that keeps the old name
-                    positions = positions or chain_positions(toks, use.span, use.chain)
+                    if positions is None:
+                        toks = source.within(use.span)
+                        positions = chain_positions(toks or [], use.span, use.chain)
                     if positions[k] is None:
                         return result.refuse(
                             "unresolved",
@@ -222,7 +219,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                 continue
             if not spelling.exports_new(holder):
                 continue  # the module keeps exporting the old name (`old as old`)
-            aliases, _ = import_aliases(toks, imp.span)
+            aliases, _ = import_aliases(source.within(imp.span) or [], imp.span)
             for alias in aliases:
                 if alias.name != fact.name:
                     continue
@@ -237,7 +234,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             and index.module_attr(path, fact.name) == ("def", target)
             and spelling.exports_new(path)
         ):
-            result.strings[path] = all_strings(toks, fact.name)
+            result.strings[path] = all_strings(source.all_statements(), fact.name)
     if unresolved:
         unique = sorted(set(unresolved))
         return result.refuse(

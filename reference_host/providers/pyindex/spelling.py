@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from reference_host.providers.pyindex.facts import Binding
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.linking import def_id
-from reference_host.providers.pyindex.tokens import Token, import_aliases
+from reference_host.providers.pyindex.tokens import Source, import_aliases
 
 
 @dataclass
@@ -30,14 +30,19 @@ class Spelling:
     kept: set[tuple[str, int]] = field(default_factory=set)  # (path, scope) of `old as old`
     _exports: dict[str, bool] = field(default_factory=dict)
 
-    def note_aliases(self, path: str, tokens: list[Token]) -> None:
-        """Record the `old as old` imports of *path* (the name they bind stays *old*)."""
+    def note_aliases(self, path: str, source: Source) -> bool:
+        """Record the `old as old` imports of *path* (the name they bind stays *old*); False
+        when one of its imports of *old* cannot be read."""
         for imp in self.index.files[path].facts.imports:
             if imp.name != self.old:
                 continue
+            tokens = source.within(imp.span)
+            if tokens is None:
+                return False
             aliases, _ = import_aliases(tokens, imp.span)
             if any(a.name == self.old and a.explicit and a.bound == self.old for a in aliases):
                 self.kept.add((path, imp.scope))
+        return True
 
     def exports_new(self, path: str) -> bool:
         """True when module *path*'s attribute *old* is spelled with the new name after the edit."""
