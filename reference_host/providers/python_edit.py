@@ -13,7 +13,6 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from asp_protocol.errors import AspError, ErrorCode
 from reference_host.providers import PYTHON_EDIT
 from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.editing import (
+    BlobCache,
     FileEdits,
     ProposeRequest,
     edit_capability,
@@ -35,11 +35,12 @@ from reference_host.providers.editing import (
     split_lines,
     status_plan,
 )
-from reference_host.providers.pyindex import InspectEngine, PythonIndex
+from reference_host.providers.pyindex import InspectEngine
 from reference_host.providers.pyindex.build import INDEXING, Builds
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
+from reference_host.providers.pyindex.loaded import Loaded
 from reference_host.providers.pyindex.mentions import string_mentions
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.rename import (
@@ -57,8 +58,8 @@ from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
-READ_BATCH = 256
 MAX_PLACES = 10
+STRINGS_WAIT_S = 4.0  # how long a rename reads files' texts for strings before it says so
 BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
@@ -70,31 +71,6 @@ def not_ready(progress: str) -> dict[str, Any]:
         "background: ask again shortly",
         "recoverable": True,
     }
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """The session's Python index, what could not be indexed, and file texts read on demand."""
-
-    index: PythonIndex
-    blobs: dict[str, str]  # path -> blob id of every indexed file
-    unindexed: dict[str, str]  # listed Python files with no facts (unparsable, refused, too large)
-    callbacks: HostCallbacks
-    gap: str | None = None  # files the index could not even list, when there are
-
-    async def texts(self, paths: list[str]) -> dict[str, str | None]:
-        """The text of each of *paths* (None when the host refuses or lacks its blob)."""
-        wanted = {p: self.blobs.get(p) or self.unindexed.get(p) for p in paths}
-        ids = [b for b in dict.fromkeys(wanted.values()) if b is not None]
-        served: dict[str, bytes] = {}
-        for start in range(0, len(ids), READ_BATCH):
-            got, _ = await self.callbacks.read_each(ids[start : start + READ_BATCH])
-            served.update(got)
-        return {
-            p: served[b].decode("utf-8", "replace") if b in served else None
-            for p, b in wanted.items()
-            if b is not None
-        }
 
 
 class PythonEditProvider(ProviderRuntime):
@@ -125,6 +101,8 @@ class PythonEditProvider(ProviderRuntime):
         )
         self.builds = Builds(self.engine, wait=wait, cache=cache, hold_requests=hold_requests)
         self._lock = anyio.Lock()
+        self.blob_cache = BlobCache()
+        self.strings_wait = STRINGS_WAIT_S
         self.capability("edit/propose", self.propose)
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
@@ -162,7 +140,7 @@ class PythonEditProvider(ProviderRuntime):
         elif prepared.unnamable:
             gap = f"{len(prepared.unnamable)} Python file name(s) have no UTF-8 form"
         blobs = {p: b for p, b in prepared.tree.items() if p not in unindexed}
-        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap)
+        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap, self.blob_cache)
 
     async def propose(self, call: Call) -> dict[str, Any]:
         request = parse_propose(call.params)
@@ -230,15 +208,19 @@ class PythonEditProvider(ProviderRuntime):
                 {"reason": "malformed-request", "detail": outcome.detail},
             )
         if outcome.refusal is not None:
-            reason = (
-                "ambiguous-target" if outcome.refusal == "ambiguous" else "unresolved-reference"
+            reason = {"ambiguous": "ambiguous-target", "budget": "budget-exhausted"}.get(
+                outcome.refusal, "unresolved-reference"
             )
             return status_plan(
                 request,
                 provider,
                 [],
                 "incomplete",
-                {"reason": reason, "detail": outcome.detail, "recoverable": False},
+                {
+                    "reason": reason,
+                    "detail": outcome.detail,
+                    "recoverable": outcome.refusal == "budget",
+                },
             )
         paths = sorted(set(outcome.sites) | set(outcome.strings))
         outside = [p for p in paths if not in_scope(p, request.scope)]
@@ -291,7 +273,16 @@ class PythonEditProvider(ProviderRuntime):
         assert outcome.spelling is not None
         rest = [p for p in loaded.blobs if p not in texts]
         every = dict(texts)
-        every.update({p: t for p, t in (await loaded.texts(rest)).items() if t is not None})
+        with anyio.move_on_after(self.strings_wait) as box:
+            every.update({p: t for p, t in (await loaded.texts(rest)).items() if t is not None})
+        if box.cancelled_caught:
+            have = sum(loaded.cache.get(loaded.blobs[p]) is not None for p in rest)
+            outcome.refuse(
+                "budget",
+                f"read {have} of {len(rest)} other files for strings that may name "
+                f"{outcome.old}; what was read is kept: ask again shortly",
+            )
+            return
         unread = sorted(set(loaded.blobs) - set(every))
         if unread:
             outcome.refuse("unresolved", f"{unread[0]} could not be read; it may use {outcome.old}")
