@@ -1,5 +1,5 @@
-"""What the Python check reads through its callbacks: changed and listed blobs in batches, and
-the single files (`pyproject.toml`) its target Python comes from.
+"""What the Python check reads through its callbacks: the blobs each target needs, read in
+batches, and the single files (`pyproject.toml`) its target Python comes from.
 
 A blob the host refuses, leaves out or serves with the wrong bytes is never analysed; each one
 comes back as a reason, for the Assessment's degraded coverage.
@@ -7,12 +7,38 @@ comes back as a reason, for the Assessment's degraded coverage.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol.errors import AspError, ProtocolViolation
 from reference_host.providers.callbacks import HostCallbacks
 
 READ_BATCH = 64
+
+
+@dataclass
+class Target:
+    """One after-state path: `after` None means deleted; `before` is read only for `introduced`."""
+
+    path: str
+    after: str | None
+    before: str | None
+    before_path: str
+    changed: bool = True
+
+
+def needed_blobs(target: Target, comparison: str) -> list[tuple[str, str]]:
+    """(path, blob) pairs a target must read; empty when nothing can be found or introduced."""
+    if target.after is None:
+        return []
+    if comparison == "all":
+        return [(target.path, target.after)]
+    if not target.changed or target.before == target.after:
+        return []
+    needed = [(target.path, target.after)]
+    if target.before is not None:
+        needed.append((target.before_path, target.before))
+    return needed
 
 
 async def read_batched(

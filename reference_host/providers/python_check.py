@@ -41,7 +41,7 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
-from reference_host.providers.check_reads import SingleFiles, read_batched
+from reference_host.providers.check_reads import SingleFiles, Target, needed_blobs, read_batched
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
 from reference_host.providers.noqa import honour_noqa
@@ -65,17 +65,6 @@ PYPROJECT_GLOBS = ["pyproject.toml", "**/pyproject.toml"]
 
 
 @dataclass
-class Target:
-    """One after-state path: `after` None means deleted; `before` is read only for `introduced`."""
-
-    path: str
-    after: str | None
-    before: str | None
-    before_path: str
-    changed: bool = True
-
-
-@dataclass
 class Outcome:
     """What one evaluation found and what it could not cover."""
 
@@ -86,7 +75,9 @@ class Outcome:
     truncated: bool = False
     analysed: list[str] = field(default_factory=list)
     hits: int = 0
-    unparsed: set[str] = field(default_factory=set)  # code for a newer Python (grammar.py)
+    # changed paths it did not analyse (code for a newer Python: grammar.py; too large, analyser
+    # failed, not readable): left out of covered.scope, so the host lists them as not checked
+    unanalysed: set[str] = field(default_factory=set)
 
 
 class PythonCheckProvider(ProviderRuntime):
@@ -219,7 +210,7 @@ class Evaluation:
         (`{paths}`), or none (no sources). Each changed non-Python path is listed unsupported."""
         changed = list(dict.fromkeys(t.path for t in self._changed_targets()))
         foreign = [p for p in changed if not is_python(p)]
-        if not foreign and not self.out.unparsed:
+        if not foreign and not self.out.unanalysed:
             return self.request.scope, [SOURCE]
         for path in foreign[:LISTED]:  # the host lists every unanalysed path itself
             self.out.unsupported.append(
@@ -229,7 +220,7 @@ class Evaluation:
                     f"{path[:200]}: not Python; {SOURCE} analyses *.py, *.pyi",
                 )
             )
-        python = [p for p in changed if is_python(p) and p not in self.out.unparsed]
+        python = [p for p in changed if is_python(p) and p not in self.out.unanalysed]
         return ({"paths": python}, [SOURCE]) if python else (self.request.scope, [])
 
     # -- what to look at ------------------------------------------------------------------------
@@ -298,26 +289,14 @@ class Evaluation:
 
     # -- reading and analysing -------------------------------------------------------------------
 
-    def _needs(self, target: Target) -> list[tuple[str, str]]:
-        """(path, blob) pairs this target must read; empty when nothing can be found or introduced."""
-        if target.after is None:
-            return []
-        if self.request.comparison == "all":
-            return [(target.path, target.after)]
-        if not target.changed or target.before == target.after:
-            return []
-        needed = [(target.path, target.after)]
-        if target.before is not None:
-            needed.append((target.before_path, target.before))
-        return needed
-
     async def _read(self, targets: list[Target]) -> dict[str, bytes]:
         grant = self.call.session.read_grant
         wanted: list[str] = []
         for target in list(targets):
-            needs = self._needs(target)
+            needs = needed_blobs(target, self.request.comparison)
             outside = [path for path, _ in needs if not grant.allows(path)]
             if outside:
+                self.out.unanalysed.add(target.path)
                 self.out.degraded.append(
                     degradation(
                         SOURCE,
@@ -337,6 +316,7 @@ class Evaluation:
     ) -> list[dict[str, Any]] | None:
         if len(data) > self.config.values["maxFileBytes"]:
             self.out.truncated = True
+            self.out.unanalysed.add(path)
             self.out.degraded.append(
                 degradation(SOURCE, "incomplete", f"{path[:200]}: larger than maxFileBytes")
             )
@@ -345,6 +325,7 @@ class Evaluation:
             init = path.rpartition("/")[2] == PACKAGE_INIT
             raw, hit = await self.provider.cache.findings(blob, data, self.max_parameters, init)
         except AnalysisFailed as failure:
+            self.out.unanalysed.add(path)
             self.out.degraded.append(
                 degradation(SOURCE, "error", f"{path[:200]}: analyser failed ({failure})")
             )
@@ -355,8 +336,8 @@ class Evaluation:
         if refused is not None:  # the parser refused it: maybe code for a newer Python
             why = await self.targets.unchecked(path, refused.message, refused.unparsed_line or "")
             if why is not None:
-                self.out.unparsed.add(path)
-                if len(self.out.unparsed) <= LISTED:  # the host lists every unanalysed path
+                self.out.unanalysed.add(path)
+                if len(self.out.unanalysed) <= LISTED:  # the host lists every unanalysed path
                     self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
                 return None
         if self.config.values["honourNoqa"]:
@@ -369,8 +350,10 @@ class Evaluation:
         paced = Paced(self.call, len(targets))  # slow, not hung, to the host
         for index, target in enumerate(targets):
             await paced.at(index)
-            needs = self._needs(target)
-            if not needs or any(blob not in served for _, blob in needs):
+            needs = needed_blobs(target, self.request.comparison)
+            if any(blob not in served for _, blob in needs):
+                self.out.unanalysed.add(target.path)  # refused or unreadable: said in degraded
+            if not needs or target.path in self.out.unanalysed:
                 continue
             after = await self._findings(target.path, needs[0][1], served[needs[0][1]])
             if after is None:

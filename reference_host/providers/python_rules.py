@@ -28,6 +28,7 @@ from pyflakes.checker import Checker
 
 from asp_protocol.canonical import digest
 from reference_host.providers.configuration import Setting
+from reference_host.providers.deep import deeper
 from reference_host.providers.grammar import VERSION_SETTING
 
 SOURCE = "python"
@@ -110,12 +111,8 @@ CONFIGURATION = {
     "verify": Setting("object", children={"maxParameters": Setting("int", minimum=1)}),
     "disabledRules": Setting("str-set", choices=frozenset(ALL_RULES)),
     "maxFileBytes": Setting("int", default=2_000_000, minimum=1),
-    # True: a "no-qa" comment (bare or naming codes) silences the findings it names (noqa.py);
-    # false: report all
-    "honourNoqa": Setting("bool", default=True),
-    # "3.N": the Python the code is written for (grammar.py); unset: pyproject.toml, then the
-    # construct at a syntax error
-    "targetVersion": Setting("str", pattern=VERSION_SETTING),
+    "honourNoqa": Setting("bool", default=True),  # a noqa comment silences what it names
+    "targetVersion": Setting("str", pattern=VERSION_SETTING),  # "3.N": grammar.py
 }
 
 
@@ -128,8 +125,7 @@ class RawFinding:
     start: tuple[int, int]
     end: tuple[int, int]
     symbol: str
-    #: the parser refused the file (`grammar.py`: perhaps code for a newer Python), with the line
-    unparsed_line: str | None = None
+    unparsed_line: str | None = None  # the parser refused the file: this line (grammar.py)
 
 
 class AnalysisFailed(Exception):
@@ -155,21 +151,23 @@ def _byte_col(line: str, byte_col: int) -> int:
 
 
 class _Symbols:
-    """Innermost enclosing def/class qualname per line, from the AST."""
+    """Innermost enclosing def/class qualname per line, from the AST (walked without recursion:
+    a long chain `a + b + ...` is as deep as it is long)."""
 
     def __init__(self, tree: ast.AST | None) -> None:
         self.spans: list[tuple[int, int, str, ast.AST]] = []
-        if tree is not None:
-            self._visit(tree, "")
-
-    def _visit(self, node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                self.spans.append((child.lineno, child.end_lineno or child.lineno, name, child))
-                self._visit(child, name + ".")
-            else:
-                self._visit(child, prefix)
+        stack: list[tuple[ast.AST, str]] = [] if tree is None else [(tree, "")]
+        while stack:
+            node, prefix = stack.pop()
+            children: list[tuple[ast.AST, str]] = []
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    name = f"{prefix}{child.name}"
+                    self.spans.append((child.lineno, child.end_lineno or child.lineno, name, child))
+                    children.append((child, name + "."))
+                else:
+                    children.append((child, prefix))
+            stack.extend(reversed(children))
 
     def at(self, line: int) -> str:
         best = ""
@@ -272,8 +270,11 @@ def analyse(
             raise AnalysisFailed(type(error).__name__) from None
         try:
             found = _pyflakes_findings(tree, lines, symbols, package_init)
-        except RecursionError:
-            raise AnalysisFailed("RecursionError") from None
+        except RecursionError:  # real code nests deeper than the default limit: deep.py
+            try:
+                found = deeper(lambda: _pyflakes_findings(tree, lines, symbols, package_init))
+            except RecursionError:
+                raise AnalysisFailed("RecursionError") from None
     if late_error is not None and not any(
         f.start[0] == (late_error.lineno or 1) - 1 for f in found
     ):

@@ -152,3 +152,18 @@ async def test_target_version_is_validated() -> None:
             with pytest.raises(AspError) as caught:
                 await evaluate(host, changeset, configuration={"targetVersion": bad})
             assert caught.value.code == -32602
+
+
+@pytest.mark.needs_definitions
+async def test_a_file_it_could_not_analyse_is_left_out_of_the_covered_scope_alone() -> None:
+    """sympy: one of 1,543 modules failed pyflakes (RecursionError); the Assessment kept the whole
+    changeset as its scope, so the host counted all 1,543 as unanalysed ("0 evaluated")."""
+    async with started_check() as host:
+        big = "X = 1\n" * 400
+        changeset = host.changeset({"src/big.py": big, "src/bad.py": "y = missing\n"})
+        assessment = await evaluate(host, changeset, configuration={"maxFileBytes": 1000})
+        assert codes(assessment) == [("src/bad.py", "python/undefined-name")]
+        assert assessment["status"] == "incomplete"
+        assert assessment["coverage"]["covered"]["scope"] == {"paths": ["src/bad.py"]}
+        reasons = [d["detail"] for d in assessment["coverage"]["degraded"]]
+        assert any("src/big.py: larger than maxFileBytes" in r for r in reasons)
