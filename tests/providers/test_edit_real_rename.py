@@ -53,6 +53,9 @@ def test_the_public_name_of_a_plain_reexport_changes_with_it() -> None:
             "    @f.setter\n    def f(self, v):\n        pass\n",
             "line 3",
         ),
+        ("import pytest\n\n\n@pytest.fixture(scope='function')\ndef f():\n    pass\n", "@pytest"),
+        ("import click\n\n\n@click.command()\ndef f():\n    pass\n", "@click.command"),
+        ("from flask import Flask\napp = Flask('a')\n\n\n@app.route('/')\ndef f(): pass\n", "@app"),
     ],
 )
 def test_a_definition_bound_again_in_its_scope_is_not_renamed_silently(text: str, why: str) -> None:
@@ -63,6 +66,16 @@ def test_a_definition_bound_again_in_its_scope_is_not_renamed_silently(text: str
     assert result.refusal in ("unresolved", "ambiguous"), result
     if result.refusal == "unresolved":
         assert why in result.detail, result.detail
+
+
+def test_a_decorator_given_an_explicit_name_does_not_block_a_rename() -> None:
+    text = (
+        "import click\nimport pytest\n\n\n@pytest.fixture(name='f')\n@click.command('f')\n"
+        "@staticmethod\ndef f():\n    pass\n"
+    )
+    result, out = _rename({"m.py": text}, "m.f", "g")
+    assert result.refusal is None, result.detail
+    assert "def g():" in out["m.py"]
 
 
 def test_other_bindings_of_the_name_elsewhere_do_not_block_a_rename() -> None:

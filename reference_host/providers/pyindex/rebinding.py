@@ -7,12 +7,20 @@ cannot: after `f = cache(f)`, a property's `@x.setter` twin, an `@overload` seri
 read the other binding, and renaming only the definition would split them (`print(f)` would
 print the undecorated function under the new name). So the defining scope is read once more,
 statement by statement, with the parser: any other binding of the name refuses the rename.
+
+So does a decorator known to register a definition under its own name (`NAME_READERS`): pytest
+requests `@pytest.fixture def runner` by the parameter name `runner`, which no use resolves to,
+and a click command, a Flask endpoint or a Django template filter is named after its function;
+renaming those changes what the program is called by (click's tests errored after such a
+rename). An explicit `name=` (or a click command's name argument) makes it safe.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+
+from reference_host.providers.pyindex.chains import name_chain
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NESTED = (*_SCOPES, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -72,8 +80,9 @@ def _bindings_in_expr(node: ast.AST, name: str) -> Iterator[ast.AST]:
 
 
 def rebound(text: str, line: int, name: str) -> str | None:
-    """Why the definition of *name* at zero-based *line* is not the only binding of *name* in
-    its scope (or None when it is); also when the file cannot be parsed or the definition found."""
+    """Why renaming the definition of *name* at zero-based *line* would not rename every way it
+    is reached (None when nothing says so): another binding of *name* in its scope, a decorator
+    that takes the definition's own name, or a file that cannot be parsed."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -89,4 +98,37 @@ def rebound(text: str, line: int, name: str) -> str | None:
     for node in _bindings(holder, name):
         if node is not definition:
             return f"it is bound again on line {getattr(node, 'lineno', '?')}"
+    assert isinstance(definition, _SCOPES)
+    for decorator in definition.decorator_list:
+        reader = _name_reader(decorator)
+        if reader is not None:
+            return (
+                f"its decorator @{reader} (line {decorator.lineno}) may take its name from the "
+                "definition (a pytest fixture is requested by that name, a click command, Flask "
+                "endpoint or template filter is called by it)"
+            )
     return None
+
+
+# decorators that register a definition under its own `__name__` unless told another name
+NAME_READERS = frozenset(
+    {"fixture", "command", "group", "route", "get", "post", "put", "patch", "delete"}
+    | {"filter", "simple_tag", "inclusion_tag", "tag", "task", "shared_task"}
+    | {"hookimpl", "hookspec"}
+)
+
+
+def _name_reader(decorator: ast.expr) -> str | None:
+    """The dotted name of *decorator* when it is one of `NAME_READERS` not given an explicit
+    name (`name=`/`endpoint=`, or a string first argument of a click command)."""
+    call = decorator if isinstance(decorator, ast.Call) else None
+    chain = name_chain(call.func if call is not None else decorator)
+    if not chain or chain[-1] not in NAME_READERS:
+        return None
+    if call is not None:
+        if any(k.arg in ("name", "endpoint") for k in call.keywords):
+            return None
+        first = call.args[0] if call.args else None
+        if chain[-1] in ("command", "group") and isinstance(first, ast.Constant):
+            return None
+    return ".".join(chain)

@@ -177,8 +177,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
     if again is not None:
         return result.refuse(
             "unresolved",
-            f"{fact.name} is not only the definition in {entry.path}: {again}; its uses may read "
-            "the other binding: rename by hand",
+            f"renaming the definition of {fact.name} in {entry.path} would not rename every way "
+            f"it is reached: {again}; rename by hand",
         )
     result.sites.setdefault(entry.path, set()).add(definition)
     spelling = result.spelling = Spelling(index, fact.name, target)
