@@ -52,6 +52,7 @@ from reference_host.providers.pyindex.rename import (
 from reference_host.providers.pyindex.unused_imports import (
     apply_fixes,
     kept_imports,
+    may_lose_imports,
     unused_import_fixes,
 )
 from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
@@ -308,8 +309,9 @@ class PythonEditProvider(ProviderRuntime):
         if not isinstance(wanted, list) or not all(isinstance(p, str) for p in wanted):
             raise AspError(ErrorCode.INVALID_PARAMS, "remove-unused-imports needs args {paths}")
         chosen = [p for p in sorted(blobs) if in_scope(p, wanted) and in_scope(p, request.scope)]
-        texts = {p: t for p, t in (await loaded.texts(chosen)).items() if t is not None}
-        paths = [p for p in chosen if p in texts]
+        candidates = [p for p in chosen if may_lose_imports(p, index.files[p].facts)]
+        texts = {p: t for p, t in (await loaded.texts(candidates)).items() if t is not None}
+        paths = [p for p in candidates if p in texts]
         found = {p: unused_import_fixes(p, index.files[p].facts, texts[p]) for p in paths}
         losing = {
             p: {n for fix in fixes for n in fix.removed} for p, fixes in found.items() if fixes
@@ -340,6 +342,9 @@ class PythonEditProvider(ProviderRuntime):
             files.append(edits)
         warnings = [f"left {p} unchanged: the result would not compile" for p in skipped]
         warnings += [
+            f"left {p} unchanged: the host did not serve it" for p in candidates if p not in texts
+        ]
+        warnings += [
             f"kept {name} in {path}: {why}"
             for path, names in sorted(kept.items())
             for name, why in sorted(names.items())
@@ -350,7 +355,7 @@ class PythonEditProvider(ProviderRuntime):
             provider,
             [blobs[f.path] for f in files],
             files,
-            rationale=f"Removed {removed} unused import(s) in {len(files)} of {len(paths)} file(s).",
+            rationale=f"Removed {removed} unused import(s) in {len(files)} of {len(chosen)} file(s).",
             **extra,
         )
 

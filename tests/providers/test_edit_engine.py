@@ -11,6 +11,7 @@ from reference_host.edit.textedits import Edit, apply_text_edits
 from reference_host.providers import PYTHON_EDIT
 from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
+from reference_host.providers.pyindex.loaded import Loaded
 from reference_host.providers.pyindex.rename import (
     RenameResult,
     files_to_read,
@@ -18,7 +19,7 @@ from reference_host.providers.pyindex.rename import (
     unindexed_refusal,
 )
 from reference_host.providers.pyindex.unused_imports import apply_fixes, unused_import_fixes
-from reference_host.providers.python_edit import Loaded, PythonEditProvider
+from reference_host.providers.python_edit import PythonEditProvider
 from tests.support.renamed import renamed
 
 SOURCES = {

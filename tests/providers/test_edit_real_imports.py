@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
+from asp_protocol.canonical import blob_id
 from reference_host.providers.pyindex import InspectEngine
 from reference_host.providers.pyindex.unused_imports import (
     apply_fixes,
     kept_imports,
     unused_import_fixes,
 )
-from tests.support.renamed import planned, provider_plan
+from tests.support.renamed import CountingHost, planned, provider_plan
 
 
 def _removed(sources: dict[str, str]) -> dict[str, list[str]]:
@@ -83,3 +84,23 @@ def test_a_rewritten_statement_keeps_each_kept_name_spelled_as_it_was() -> None:
     index = InspectEngine().index_sources({"m.py": text.encode()})
     fixed = apply_fixes(text, unused_import_fixes("m.py", index.files["m.py"].facts, text))
     assert fixed == "import os.path as os\nfrom json import dumps as dumps\n\nprint(os, dumps)\n"
+
+
+@pytest.mark.anyio
+async def test_only_files_whose_facts_show_an_unused_import_are_read() -> None:
+    """The facts say which files keep every import; the rest are not read (sympy: the whole
+    package read through the host ran past the call budget)."""
+    sources = {
+        "a.py": "import os\n\nprint(os)\n",
+        "b.py": "import os\nimport sys\n\nprint(os)\n",
+        "c.py": "from json import dumps\n__all__ = ['dumps']\n",
+    }
+    host = CountingHost(sources)
+    plan = await provider_plan(sources, "remove-unused-imports", host, paths=list(sources))
+    assert plan["status"] == "complete"
+    assert host.asked == [blob_id(sources["b.py"].encode())]
+    assert planned(sources, plan)["b.py"] == "import os\n\nprint(os)\n"
+    assert plan["rationale"] == "Removed 1 unused import(s) in 1 of 3 file(s)."
+    refusing = CountingHost(sources, refused="b.py")
+    plan = await provider_plan(sources, "remove-unused-imports", refusing, paths=list(sources))
+    assert plan["warnings"] == ["left b.py unchanged: the host did not serve it"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 
 from asp_protocol.canonical import blob_id
@@ -16,29 +15,13 @@ from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine, loaded
 from reference_host.providers.pyindex.loaded import Loaded
 from reference_host.providers.python_edit import PythonEditProvider
+from tests.support.renamed import CountingHost
 
 SOURCES = {
     "pkg/__init__.py": "",
     "pkg/api.py": "def fetch(url):\n    return url\n",
     **{f"other{n}.py": f"VALUE = {n}\n" for n in range(4)},
 }
-
-
-class CountingHost:
-    """Serves blobs, counts what was asked, and hangs on batches after the first *open* ones."""
-
-    def __init__(self, sources: dict[str, str], open_batches: int | None = None) -> None:
-        self.by_blob = {blob_id(s.encode()): s.encode() for s in sources.values()}
-        self.asked: list[str] = []
-        self.open_batches = open_batches
-
-    async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
-        if self.open_batches is not None:
-            if self.open_batches == 0:
-                await anyio.sleep_forever()
-            self.open_batches -= 1
-        self.asked.extend(ids)
-        return {b: self.by_blob[b] for b in ids}, {}
 
 
 async def _plan(provider: PythonEditProvider, host: CountingHost) -> dict[str, Any]:

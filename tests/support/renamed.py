@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from asp_protocol.canonical import blob_id
 from reference_host.edit.textedits import Edit, apply_text_edits
 from reference_host.providers import PYTHON_EDIT
 from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
+from reference_host.providers.pyindex.loaded import Loaded
 from reference_host.providers.pyindex.rename import RenameResult, plan_rename
-from reference_host.providers.python_edit import Loaded, PythonEditProvider
+from reference_host.providers.python_edit import PythonEditProvider
 
 
 def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResult, dict[str, str]]:
@@ -40,21 +43,44 @@ class Serving:
         return {b: self.by_blob[b] for b in ids if b in self.by_blob}, {}
 
 
-def loaded(sources: dict[str, str]) -> Loaded:
+class CountingHost:
+    """Serves blobs, counts what was asked, and hangs on batches after the first *open* ones."""
+
+    def __init__(
+        self, sources: dict[str, str], open_batches: int | None = None, refused: str = ""
+    ) -> None:
+        self.by_blob = {blob_id(s.encode()): s.encode() for s in sources.values()}
+        self.asked: list[str] = []
+        self.open_batches = open_batches
+        self.refused = blob_id(sources[refused].encode()) if refused else None
+
+    async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
+        if self.open_batches is not None:
+            if self.open_batches == 0:
+                await anyio.sleep_forever()
+            self.open_batches -= 1
+        self.asked.extend(ids)
+        return {b: self.by_blob[b] for b in ids if b != self.refused}, {}
+
+
+def loaded(sources: dict[str, str], host: Any = None) -> Loaded:
     """The provider's loaded session for *sources*: their index, blobs and a serving host."""
     index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
     blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
-    return Loaded(index, blobs, {}, Serving(sources))  # type: ignore[arg-type]
+    return Loaded(index, blobs, {}, host or Serving(sources))  # type: ignore[arg-type]
 
 
-async def provider_plan(sources: dict[str, str], operation: str, **args: Any) -> dict[str, Any]:
-    """The plan `asp-python-edit` proposes for *sources* (in process, every file served)."""
+async def provider_plan(
+    sources: dict[str, str], operation: str, host: Any = None, **args: Any
+) -> dict[str, Any]:
+    """The plan `asp-python-edit` proposes for *sources* (in process; *host* serves the blobs,
+    by default every one)."""
     request = ProposeRequest(operation, {"rev": "git:tree:x"}, ["**"], "proposal:1", dict(args))
     provider = PythonEditProvider()
     block = {"id": PYTHON_EDIT.id}
     if operation == "rename":
-        return await provider._rename(request, block, loaded(sources))
-    return await provider._imports(request, block, loaded(sources))
+        return await provider._rename(request, block, loaded(sources, host))
+    return await provider._imports(request, block, loaded(sources, host))
 
 
 def planned(sources: dict[str, str], plan: dict[str, Any]) -> dict[str, str]:
