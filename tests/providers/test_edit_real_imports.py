@@ -104,3 +104,13 @@ async def test_only_files_whose_facts_show_an_unused_import_are_read() -> None:
     refusing = CountingHost(sources, refused="b.py")
     plan = await provider_plan(sources, "remove-unused-imports", refusing, paths=list(sources))
     assert plan["warnings"] == ["left b.py unchanged: the host did not serve it"]
+
+
+def test_lines_are_counted_as_the_parser_counts_them() -> None:
+    """A form feed (a page break in older code) is not a line break to the parser or the host;
+    counted as one, the word check read the wrong lines and the rewrite replaced the wrong one."""
+    text = "import os\n\x0cimport sys\nimport re\n\nprint(sys)\n"
+    index = InspectEngine().index_sources({"m.py": text.encode()})
+    fixes = unused_import_fixes("m.py", index.files["m.py"].facts, text)
+    assert sorted(n for f in fixes for n in f.removed) == ["os", "re"]
+    assert apply_fixes(text, fixes) == "\x0cimport sys\n\nprint(sys)\n"

@@ -18,10 +18,11 @@ import re
 from collections.abc import Set
 from dataclasses import dataclass
 
+from reference_host.providers.editing import split_lines
 from reference_host.providers.pyindex.chains import CALL
 from reference_host.providers.pyindex.facts import ModuleFacts, Span
 from reference_host.providers.pyindex.index import PythonIndex
-from reference_host.providers.pyindex.tokens import Alias, import_aliases, tokens_of
+from reference_host.providers.pyindex.tokens import Alias, Source, import_aliases
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,8 @@ def unused_import_fixes(
         return []
     used = {chain[0] for chain in facts.uses.chains}
     exported = set(facts.all_names or []) | taken
-    tokens = tokens_of(text)
-    if tokens is None:
-        return []
-    lines = text.splitlines()
+    source = Source(text)  # only the import statements are lexed
+    lines = split_lines(text)  # as the parser and the host count lines (a form feed is not one)
     fixes: list[ImportFix] = []
     for span in sorted({i.span for i in facts.imports if i.scope == 0}):
         module, level, kind = _statement(facts, span)
@@ -101,6 +100,9 @@ def unused_import_fixes(
             continue  # another statement shares the line (`import a; x = 1`)
         if any(_noqa_keeps(line) for line in lines[span[0] : span[2] + 1]):
             continue  # marked as deliberate: a re-export or an import for its side effects
+        tokens = source.within(span)
+        if tokens is None:
+            continue
         aliases, parens = import_aliases(tokens, span)
         if not aliases or any(a.name == "*" for a in aliases):
             continue
@@ -122,7 +124,7 @@ def unused_import_fixes(
 
 def apply_fixes(text: str, fixes: list[ImportFix]) -> str:
     """*text* with the fixes applied (to check the result still compiles)."""
-    lines = text.splitlines(keepends=True)
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
     for fix in sorted(fixes, key=lambda f: f.first, reverse=True):
         ending = "\n" if fix.text else ""
         lines[fix.first : fix.last + 1] = [fix.text + ending] if fix.text else []
