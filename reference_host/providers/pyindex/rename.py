@@ -219,7 +219,13 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                 continue
             if not spelling.exports_new(holder):
                 continue  # the module keeps exporting the old name (`old as old`)
-            aliases, _ = import_aliases(source.within(imp.span) or [], imp.span)
+            toks = source.within(imp.span)
+            if toks is None:
+                return result.refuse(
+                    "unresolved",
+                    f"cannot read an import of {fact.name} in {path}:{imp.span[0] + 1}",
+                )
+            aliases, _ = import_aliases(toks, imp.span)
             for alias in aliases:
                 if alias.name != fact.name:
                     continue
@@ -234,7 +240,10 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             and index.module_attr(path, fact.name) == ("def", target)
             and spelling.exports_new(path)
         ):
-            result.strings[path] = all_strings(source.all_statements(), fact.name)
+            statements = source.all_statements()
+            if statements is None:
+                return result.refuse("unresolved", f"cannot read the __all__ of {path}")
+            result.strings[path] = all_strings(statements, fact.name)
     if unresolved:
         unique = sorted(set(unresolved))
         return result.refuse(

@@ -30,24 +30,6 @@ class Token:
     end: Pos
 
 
-def tokens_of(text: str) -> list[Token] | None:
-    """Every token of *text*, or None when it does not tokenize."""
-    out: list[Token] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            out.append(
-                Token(
-                    tok.type,
-                    tok.string,
-                    (tok.start[0] - 1, tok.start[1]),
-                    (tok.end[0] - 1, tok.end[1]),
-                )
-            )
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return None
-    return out
-
-
 class Source:
     """One file's tokens, read span by span. A rename needs the tokens of a few uses, imports
     and definitions, not of the whole file (tokenizing 47 of sympy's files whole took 2.8 s).
@@ -97,8 +79,9 @@ class Source:
             return None
         return out
 
-    def all_statements(self) -> list[Token]:
-        """The tokens of the module-level statements that assign `__all__`."""
+    def all_statements(self) -> list[Token] | None:
+        """The tokens of the module-level statements that assign `__all__` (None when one of
+        them does not lex)."""
         out: list[Token] = []
         for row, text in enumerate(self.lines):
             if not text.startswith("__all__"):
@@ -109,7 +92,7 @@ class Source:
                     if tok.kind == tokenize.NEWLINE:
                         break
             except (tokenize.TokenError, SyntaxError):
-                continue
+                return None
         return out
 
 
