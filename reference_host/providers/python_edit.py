@@ -12,6 +12,7 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,9 @@ class PythonEditProvider(ProviderRuntime):
         elif prepared.unnamable:
             gap = f"{len(prepared.unnamable)} Python file name(s) have no UTF-8 form"
         blobs = {p: b for p, b in prepared.tree.items() if p not in unindexed}
-        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap, self.blob_cache)
+        stubs = await call.callbacks.list_tree(globs=["**/*.pyi"])
+        typed = {e.path: e.blob_id for e in stubs.entries if e.kind == "file"}
+        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap, self.blob_cache, typed)
 
     async def propose(self, call: Call) -> dict[str, Any]:
         request = parse_propose(call.params)
@@ -287,6 +290,17 @@ class PythonEditProvider(ProviderRuntime):
         unread = sorted(set(loaded.blobs) - set(every))
         if unread:
             outcome.refuse("unresolved", f"{unread[0]} could not be read; it may use {outcome.old}")
+            return
+        stubs = await loaded.texts(sorted(loaded.stubs))
+        word = re.compile(rf"(?<!\w){re.escape(outcome.old)}(?!\w)")
+        typed = sorted(p for p, t in stubs.items() if t is None or word.search(t))
+        if typed:
+            outcome.refuse(
+                "unresolved",
+                f"{outcome.old} may be declared in {len(typed)} type stub(s), which a rename does "
+                "not edit (type checkers would read the old name): "
+                + ", ".join(typed[:MAX_PLACES]),
+            )
             return
         found = string_mentions(loaded.index, every, outcome.spelling)
         if found.places:

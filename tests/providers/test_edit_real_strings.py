@@ -81,3 +81,17 @@ async def test_a_forward_reference_to_another_definition_of_the_name_stays() -> 
     plan = await provider_plan(sources, "rename", symbol="pkg.fmt.Formatter", newName="Writer")
     assert plan["status"] == "complete", plan
     assert "other.py" not in {c["path"] for c in plan["workspaceEdit"]["documentChanges"]}
+
+
+@pytest.mark.anyio
+async def test_a_type_stub_that_spells_the_name_makes_the_rename_incomplete() -> None:
+    """attrs ships `validators.pyi` beside `validators.py`: renaming `instance_of` edited the
+    module and its users but not the stub, and mypy then found 15 errors in attrs' typing tests."""
+    stub = {"pkg/fmt.pyi": "class Formatter: ...\ndef make() -> Formatter: ...\n"}
+    plan = await provider_plan({**LIB, **stub}, "rename", symbol="pkg.fmt.Formatter", newName="W")
+    assert plan["status"] == "incomplete", plan
+    assert "type stub" in plan["incomplete"]["detail"]
+    assert "pkg/fmt.pyi" in plan["incomplete"]["detail"]
+    other = {"pkg/other.pyi": "def unrelated() -> int: ...\n"}
+    plan = await provider_plan({**LIB, **other}, "rename", symbol="pkg.fmt.Formatter", newName="W")
+    assert plan["status"] == "complete", plan

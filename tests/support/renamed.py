@@ -64,10 +64,14 @@ class CountingHost:
 
 
 def loaded(sources: dict[str, str], host: Any = None) -> Loaded:
-    """The provider's loaded session for *sources*: their index, blobs and a serving host."""
-    index = InspectEngine().index_sources({p: s.encode() for p, s in sources.items()})
+    """The provider's loaded session for *sources*: the index and blobs of their `.py` files,
+    their `.pyi` stubs, and a serving host."""
+    python = {p: s for p, s in sources.items() if not p.endswith(".pyi")}
+    index = InspectEngine().index_sources({p: s.encode() for p, s in python.items()})
     blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
-    return Loaded(index, blobs, {}, host or Serving(sources))  # type: ignore[arg-type]
+    stubs = {p: b for p, b in blobs.items() if p not in python}
+    served = host or Serving(sources)
+    return Loaded(index, {p: blobs[p] for p in python}, {}, served, stubs=stubs)  # type: ignore[arg-type]
 
 
 async def provider_plan(

@@ -22,13 +22,15 @@ class Loaded:
     callbacks: HostCallbacks
     gap: str | None = None  # files the index could not even list, when there are
     cache: BlobCache = field(default_factory=BlobCache)  # the provider's, across requests
+    stubs: dict[str, str] = field(default_factory=dict)  # path -> blob of each `.pyi` stub
 
     async def texts(self, paths: list[str]) -> dict[str, str | None]:
         """The text of each of *paths* (None when the host refuses or lacks its blob); each
         batch read joins the cache at once, so a request cancelled midway keeps what it read."""
-        wanted = {p: self.blobs.get(p) or self.unindexed.get(p) for p in paths}
+        maps = (self.blobs, self.unindexed, self.stubs)
+        wanted = {p: next((m[p] for m in maps if p in m), None) for p in paths}
         served: dict[str, bytes] = {}
-        ids = []
+        ids: list[str] = []
         for blob in dict.fromkeys(b for b in wanted.values() if b is not None):
             known = self.cache.get(blob)
             if known is None:
