@@ -42,13 +42,14 @@ from reference_host.providers.assessment import (
     provider_block,
 )
 from reference_host.providers.check_reads import SingleFiles, Target, needed_blobs, read_batched
+from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
+from reference_host.providers.lint_builtins import ProjectBuiltins, undefined_name
 from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
     ALL_RULES,
-    CONFIGURATION,
     PACKAGE_INIT,
     PYTHON_GLOBS,
     SOURCE,
@@ -62,6 +63,7 @@ from reference_host.providers.runtime import Call, ProviderRuntime, check_capabi
 
 LISTED = 200  # paths named one by one in coverage.unsupported
 PYPROJECT_GLOBS = ["pyproject.toml", "**/pyproject.toml"]
+UNDEFINED = f"{SOURCE}/undefined-name"
 
 
 @dataclass
@@ -126,6 +128,9 @@ class Evaluation:
         after = {t.path: t.after for t in self._changed_targets()}
         pyprojects = functools.partial(files.blob_ids, PYPROJECT_GLOBS)
         self.targets = TargetVersions(settings["targetVersion"], after, pyprojects, files.read)
+        self.builtins = set(settings["builtins"] or ())
+        self.project = ProjectBuiltins(after, files.blob_ids, files.read)
+        self.project_builtins = settings["projectBuiltins"]
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -340,6 +345,9 @@ class Evaluation:
                 if len(self.out.unanalysed) <= LISTED:  # the host lists every unanalysed path
                     self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
                 return None
+        if any(f.code == UNDEFINED for f in raw):  # a declared builtin is defined (lint_builtins)
+            names = self.builtins | (await self.project.names() if self.project_builtins else set())
+            raw = [f for f in raw if f.code != UNDEFINED or undefined_name(f.message) not in names]
         if self.config.values["honourNoqa"]:
             raw = honour_noqa(raw, data)
         return bind(raw, path)

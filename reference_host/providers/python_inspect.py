@@ -261,18 +261,18 @@ class PythonInspectProvider(ProviderRuntime):
         lists = IMPACT_LISTS if request.verb == "impact" else GRAPH_LISTS
         cached = self.answers.get(key) if not early else None
         if cached is None and scoped is not None:
-            await self._unindexed(call, request, prepared, scoped)
+            await self._unindexed(call, request, scoped)
             cached = self.answers.put(key, scoped, lists)
         elif cached is None and early:
             whole = self._graph(request, prepared)
-            await self._unindexed(call, request, prepared, whole)
+            await self._unindexed(call, request, whole)
             cached = whole, measure(whole, lists)
         elif cached is None:
             if request.verb == "impact":
                 whole = await self._impact(call, request, prepared)
             else:
                 whole = self._graph(request, prepared)
-            await self._unindexed(call, request, prepared, whole)
+            await self._unindexed(call, request, whole)
             cached = self.answers.put(key, whole, lists)
         whole, measures = cached
         body = {k: v for k, v in whole.items() if not k.startswith("_")}
@@ -294,11 +294,10 @@ class PythonInspectProvider(ProviderRuntime):
         }
         return page
 
-    async def _unindexed(
-        self, call: Call, request: InspectRequest, prepared: Prepared, whole: dict[str, Any]
-    ) -> None:
-        """Mark *whole* not exhaustive when a file without facts may hold what it is about."""
-        files = unindexed_files(prepared.index)
+    async def _unindexed(self, call: Call, request: InspectRequest, whole: dict[str, Any]) -> None:
+        """Mark *whole* not exhaustive when a file without facts may hold what it is about (the
+        files are those of the index it was computed from, maybe in a forked child: early.py)."""
+        files: dict[str, tuple[str, str]] = whole.pop("_unindexed", {})
         if not files:
             return
         data = whole.get("data") or {}
@@ -336,6 +335,7 @@ class PythonInspectProvider(ProviderRuntime):
             if prepared.unnamable:
                 graph["data"]["incomplete"]["unnamable"] = list(prepared.unnamable[:100])
             graph["data"]["truncated"] = True
+        graph["_unindexed"] = unindexed_files(index)
         graph["data"]["indexedFiles"] = len(prepared.tree)
         graph["data"]["factsFromCache"] = prepared.from_cache
         graph["data"]["indexFromCache"] = prepared.index_from_cache
@@ -367,6 +367,7 @@ class PythonInspectProvider(ProviderRuntime):
             prepared.index, changed, request.params["scope"], request.depth, request.limit
         )
         body["truncated"] = body["truncated"] or prepared.incomplete
+        body["_unindexed"] = unindexed_files(prepared.index)
         body["_read"] = sorted(b for b in blobs if b in facts)
         return body
 

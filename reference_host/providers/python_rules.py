@@ -27,9 +27,7 @@ import pyflakes.messages
 from pyflakes.checker import Checker
 
 from asp_protocol.canonical import digest
-from reference_host.providers.configuration import Setting
 from reference_host.providers.deep import deeper
-from reference_host.providers.grammar import VERSION_SETTING
 
 SOURCE = "python"
 COMPILE_NAME = "<asp-python-check>"
@@ -106,14 +104,6 @@ HELP = {
     TOO_MANY_PARAMETERS: "Group related parameters into an object or split the function.",
 }
 DEFAULT_HELP = "Reported by the compiler or pyflakes; correct the code at this location."
-
-CONFIGURATION = {
-    "verify": Setting("object", children={"maxParameters": Setting("int", minimum=1)}),
-    "disabledRules": Setting("str-set", choices=frozenset(ALL_RULES)),
-    "maxFileBytes": Setting("int", default=2_000_000, minimum=1),
-    "honourNoqa": Setting("bool", default=True),  # a noqa comment silences what it names
-    "targetVersion": Setting("str", pattern=VERSION_SETTING),  # "3.N": grammar.py
-}
 
 
 @dataclass(frozen=True)
