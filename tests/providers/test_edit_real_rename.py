@@ -102,3 +102,43 @@ def test_a_use_inside_an_f_string_is_renamed_in_place() -> None:
     assert out["m.py"].endswith(
         "print(f\"<file '{show('a')}' {show('b')!r}>\", f'{ {show: 1}[show] }')\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("sources", "where"),
+    [
+        # a parameter named like the new name: `helper(value)` would become `value(value)`
+        (
+            {
+                "m.py": "def helper(x):\n    return x\n\n\ndef use(value):\n    return helper(value)\n"
+            },
+            "m.py",
+        ),
+        # an importer's local of that name
+        (
+            {
+                "m.py": "def helper(x):\n    return x\n",
+                "app.py": "from m import helper\n\n\ndef run(value=1):\n    return helper(value)\n",
+            },
+            "app.py",
+        ),
+    ],
+)
+def test_a_new_name_a_use_would_read_as_a_local_is_refused(
+    sources: dict[str, str], where: str
+) -> None:
+    result, _ = _rename(sources, "m.helper", "value")
+    assert result.refusal == "invalid", result
+    assert where in result.detail and "would read that value" in result.detail
+
+
+@pytest.mark.parametrize("user", ["m.py", "app.py"])
+def test_a_new_name_that_would_hide_a_builtin_in_use_is_refused(user: str) -> None:
+    """Renaming `helper` to `len` where `len(...)` is called: the builtin would be shadowed."""
+    sources = {"m.py": "def helper(x):\n    return x\n", "app.py": "from m import helper\n"}
+    sources[user] += "\n\nprint(len('ab'), helper(1))\n"
+    result, _ = _rename(sources, "m.helper", "len")
+    assert result.refusal == "invalid", result
+    assert f"{user}:" in result.detail and "hide" in result.detail
+    sources[user] = sources[user].replace("len('ab')", "size('ab')")
+    assert _rename(sources, "m.helper", "len")[0].refusal is None

@@ -89,6 +89,38 @@ def _external(file: FileEntry, use: UseFact) -> bool:
     return False
 
 
+def _shadowed(spelling: Spelling, path: str, scope: int, new: str) -> bool:
+    """True when a bare *new* read in *path*'s *scope* would find another binding of *new*
+    before the one the rename gives it (a parameter or local of that name)."""
+    for _, here in spelling.visible(path, scope):
+        if new in here.bindings:
+            return True
+        if spelling.old in here.bindings:
+            return False
+    return False
+
+
+def _captured(
+    index: PythonIndex, spelling: Spelling, binds: set[tuple[str, int]], new: str
+) -> str | None:
+    """`path:line` of a bare *new* read that no scope binds today (a builtin, a star import, an
+    undefined name) in a scope where the rename binds *new*: the rename would change what it
+    reads. None when there is none."""
+    for path, bound in sorted(binds):
+        facts = index.files[path].facts
+        if not any(chain[0] == new for chain in facts.uses.chains):
+            continue
+        for use in facts.uses:
+            if use.chain[0] != new:
+                continue
+            for at, here in spelling.visible(path, use.scope):
+                if at == bound:
+                    return f"{path}:{use.span[0] + 1}"
+                if new in here.bindings:
+                    break
+    return None
+
+
 def files_to_read(index: PythonIndex, symbol: str) -> tuple[str, list[str]] | None:
     """The name *symbol* defines and the indexed files `plan_rename` needs the text of: the
     definition's, and those whose facts use, import or export that name (a file mentioning it only
@@ -186,6 +218,9 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         if not spelling.note_aliases(path, source):
             return result.refuse("unresolved", f"cannot read the imports of {fact.name} in {path}")
     unresolved: list[str] = []
+    binds_new: set[tuple[str, int]] = set()  # (path, scope) where the new name will be bound
+    if entry.facts.scopes[fact.parent_scope].kind != "class":
+        binds_new.add((entry.path, fact.parent_scope))
     for path, source in sources.items():
         file = index.files[path]
         for use in file.facts.uses:
@@ -206,6 +241,12 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                         return result.refuse(
                             "unresolved",
                             f"cannot place a use of {fact.name} in {path}:{use.span[0] + 1}",
+                        )
+                    if k == 0 and _shadowed(spelling, path, use.scope, new):
+                        return result.refuse(
+                            "invalid",
+                            f"{new} is bound in {path} where line {use.span[0] + 1} reads "
+                            f"{fact.name}: the renamed use would read that {new}",
                         )
                     result.sites.setdefault(path, set()).add(positions[k])  # type: ignore[arg-type]
                 elif cls is not None and k > 0 and consumed < k and not _external(file, use):
@@ -234,6 +275,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                         "invalid", f"{new} is already bound in {path}, which imports {fact.name}"
                     )
                 result.sites.setdefault(path, set()).add(alias.name_start)
+                if alias.bound == fact.name and not alias.explicit:
+                    binds_new.add((path, imp.scope))
         exported = file.facts.all_names and fact.name in file.facts.all_names
         if (
             exported
@@ -244,6 +287,12 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             if statements is None:
                 return result.refuse("unresolved", f"cannot read the __all__ of {path}")
             result.strings[path] = all_strings(statements, fact.name)
+    captured = _captured(index, spelling, binds_new, new)
+    if captured is not None:
+        return result.refuse(
+            "invalid",
+            f"{captured} reads a {new} the renamed name would hide (a builtin or a star import)",
+        )
     if unresolved:
         unique = sorted(set(unresolved))
         return result.refuse(

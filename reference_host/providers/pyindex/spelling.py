@@ -12,9 +12,10 @@ would name something that no longer exists (`click.echo` rewritten to `click.say
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from reference_host.providers.pyindex.facts import Binding
+from reference_host.providers.pyindex.facts import Binding, Scope
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.linking import def_id
 from reference_host.providers.pyindex.tokens import Source, import_aliases
@@ -78,18 +79,22 @@ class Spelling:
     def name_follows(self, path: str, scope: int) -> bool:
         """True when the bare name *old* read in *path*'s scope *scope* is renamed (Python's
         lookup: enclosing function scopes, not class bodies, then the module's star imports)."""
+        for at, here in self.visible(path, scope):
+            binding = here.bindings.get(self.old)
+            if binding is not None:
+                return self.binding_follows(path, at, binding)
+        return self.exports_new(path)
+
+    def visible(self, path: str, scope: int) -> Iterator[tuple[int, Scope]]:
+        """The scopes a bare name read in *path*'s scope *scope* is looked up in, innermost
+        first (a class body only when the name is read in it directly)."""
         scopes = self.index.files[path].facts.scopes
         at, first = scope, True
         while at >= 0:
             here = scopes[at]
-            if here.kind == "class" and not first:
-                at = here.parent
-                continue
-            binding = here.bindings.get(self.old)
-            if binding is not None:
-                return self.binding_follows(path, at, binding)
+            if here.kind != "class" or first:
+                yield at, here
             first, at = False, here.parent
-        return self.exports_new(path)
 
     def use_follows(self, path: str, scope: int, prefix: tuple[str, ...]) -> bool:
         """True when the name read after *prefix* (empty: a bare name) changes with the rename."""
