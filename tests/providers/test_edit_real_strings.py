@@ -73,6 +73,16 @@ async def test_other_strings_that_spell_the_name_make_the_rename_incomplete(
 
 
 @pytest.mark.anyio
+async def test_a_parametrize_argument_name_is_not_a_reference() -> None:
+    """click's tests parametrize an `echo` flag: `@pytest.mark.parametrize("echo", ...)`."""
+    test = "import pytest\n\n\n@pytest.mark.parametrize('Formatter', [1])\ndef t(Formatter): pass\n"
+    plan = await provider_plan(
+        {**LIB, "t.py": test}, "rename", symbol="pkg.fmt.Formatter", newName="W"
+    )
+    assert plan["status"] == "complete", plan
+
+
+@pytest.mark.anyio
 async def test_a_forward_reference_to_another_definition_of_the_name_stays() -> None:
     sources = {
         **LIB,

@@ -55,6 +55,18 @@ def _all_strings(tree: ast.Module) -> set[int]:
     return found
 
 
+def _parameter_names(tree: ast.Module) -> set[int]:
+    """The ids of `pytest.mark.parametrize`'s argument-name strings: they name the test's own
+    parameters (click's tests parametrize an `echo` flag), never a definition."""
+    return {
+        id(node.args[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and node.args
+        and (name_chain(node.func) or ())[-1:] == ("parametrize",)
+    }
+
+
 def _annotation_strings(tree: ast.Module) -> list[ast.Constant]:
     """String constants evaluated as type expressions: in annotations, `cast(T, ...)`'s first
     argument and `TypeVar(..., bound=T)`."""
@@ -158,7 +170,7 @@ def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spellin
         except (SyntaxError, ValueError):
             continue  # rename.py refuses a file that holds the name and does not parse
         lines = split_lines(text)
-        exported = _all_strings(tree)
+        exported = _all_strings(tree) | _parameter_names(tree)
         forward = {id(c) for c in _annotation_strings(tree)}
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
