@@ -142,3 +142,17 @@ def test_a_new_name_that_would_hide_a_builtin_in_use_is_refused(user: str) -> No
     assert f"{user}:" in result.detail and "hide" in result.detail
     sources[user] = sources[user].replace("len('ab')", "size('ab')")
     assert _rename(sources, "m.helper", "len")[0].refusal is None
+
+
+def test_an_overload_set_is_renamed_together() -> None:
+    """click's `Context.lookup_default` is two `@t.overload` stubs and the implementation: one
+    name to the program, renamed as one (it was refused as bound again)."""
+    text = (
+        "import typing as t\n\n\nclass C:\n    @t.overload\n    def get(self, x: int) -> int: ...\n\n"
+        "    @t.overload\n    def get(self, x: str) -> str: ...\n\n"
+        "    def get(self, x):\n        return x\n\n\nprint(C().get(1))\n"
+    )
+    result, out = _rename({"m.py": text}, "m.py::C.get", "fetch")
+    assert result.refusal is None, result.detail
+    assert out["m.py"].count("def fetch(self, x") == 3 and "C().fetch(1)" in out["m.py"]
+    assert "def get" not in out["m.py"]

@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from reference_host.providers.editing import split_lines
 from reference_host.providers.pyindex.chains import name_chain
+from reference_host.providers.pyindex.tokens import Pos
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NESTED = (*_SCOPES, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -79,10 +81,12 @@ def _bindings_in_expr(node: ast.AST, name: str) -> Iterator[ast.AST]:
             yield sub
 
 
-def rebound(text: str, line: int, name: str) -> str | None:
+def rebound(text: str, line: int, name: str, overloads: list[Pos] | None = None) -> str | None:
     """Why renaming the definition of *name* at zero-based *line* would not rename every way it
     is reached (None when nothing says so): another binding of *name* in its scope, a decorator
-    that takes the definition's own name, or a file that cannot be parsed."""
+    that takes the definition's own name, or a file that cannot be parsed. The other members of
+    a `typing.overload` set are not in the way: their `def` positions (zero-based line,
+    code-point column) are added to *overloads*, to be renamed with it."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -95,9 +99,18 @@ def rebound(text: str, line: int, name: str) -> str | None:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             keyword = type(node).__name__.lower()
             return f"`{keyword} {name}` on line {node.lineno} may assign it elsewhere"
-    for node in _bindings(holder, name):
-        if node is not definition:
-            return f"it is bound again on line {getattr(node, 'lineno', '?')}"
+    others = [node for node in _bindings(holder, name) if node is not definition]
+    if others and overloads is not None and _overload_set([definition, *others]):
+        lines = split_lines(text)
+        for node in others:
+            assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            raw = lines[node.lineno - 1].encode()
+            overloads.append(
+                (node.lineno - 1, len(raw[: node.col_offset].decode(errors="replace")))
+            )
+        others = []
+    for node in others:
+        return f"it is bound again on line {getattr(node, 'lineno', '?')}"
     assert isinstance(definition, _SCOPES)
     for decorator in definition.decorator_list:
         reader = _name_reader(decorator)
@@ -108,6 +121,22 @@ def rebound(text: str, line: int, name: str) -> str | None:
                 "endpoint or template filter is called by it)"
             )
     return None
+
+
+def _overload_set(nodes: list[ast.AST]) -> bool:
+    """True when *nodes* are functions all decorated `@overload` but at most one (the
+    implementation): one name, one definition to the program."""
+    if not all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in nodes):
+        return False
+    plain = [
+        n
+        for n in nodes
+        if not any(
+            (name_chain(d) or ())[-1:] == ("overload",)
+            for d in n.decorator_list  # type: ignore[attr-defined]
+        )
+    ]
+    return len(plain) <= 1
 
 
 # decorators that register a definition under its own `__name__` unless told another name

@@ -205,7 +205,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
     definition = definition_name(head or [], fact.span, fact.name)
     if definition is None:
         return result.refuse("unresolved", f"cannot place the name of {target} in its source")
-    again = rebound(texts[entry.path], definition[0], fact.name)
+    overloads: list[Pos] = []
+    again = rebound(texts[entry.path], definition[0], fact.name, overloads)
     if again is not None:
         return result.refuse(
             "unresolved",
@@ -213,6 +214,12 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             f"it is reached: {again}; rename by hand",
         )
     result.sites.setdefault(entry.path, set()).add(definition)
+    for row, col in overloads:  # the other members of its `@overload` set
+        head = sources[entry.path].head((row, col, row, col))
+        twin = definition_name(head or [], (row, col, row + 1, 0), fact.name)
+        if twin is None:
+            return result.refuse("unresolved", f"cannot place the overload on line {row + 1}")
+        result.sites[entry.path].add(twin)
     spelling = result.spelling = Spelling(index, fact.name, target)
     for path, source in sources.items():
         if not spelling.note_aliases(path, source):
