@@ -60,6 +60,11 @@ def test_an_import_of_a_workspace_module_stays_for_its_side_effects() -> None:
         "app/models.py": "from app import signals\nimport app.signals\nimport os\n",
     }
     assert _removed(sources) == {"app/models.py": ["os"]}
+    vendored = {  # Salt's salt/ext/vsan: a plain import of the file beside it
+        "ext/vsan/registry.py": "TYPES = {}\nTYPES['x'] = 1\n",
+        "ext/vsan/utils.py": "import registry\nimport json\n",
+    }
+    assert _removed(vendored) == {"ext/vsan/utils.py": ["json"]}
 
 
 @pytest.mark.anyio

@@ -146,10 +146,25 @@ def kept_imports(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[st
             if binding is None or binding[0] != "import":
                 continue
             target = index.import_target(path, binding, 0)
-            if target is not None and target[0] == "module" and target[1] != path:
-                why = f"it imports {target[1]}, which may be imported for its side effects"
+            module = target[1] if target is not None and target[0] == "module" else None
+            if module is None and binding[2] is None:
+                module = _sibling(index, path, str(binding[1]))
+            if module is not None and module != path:
+                why = f"it imports {module}, which may be imported for its side effects"
                 kept.setdefault(path, {}).setdefault(name, why)
     return kept
+
+
+def _sibling(index: PythonIndex, path: str, module: str) -> str | None:
+    """The file beside *path* that a plain `import module` the index could not resolve may
+    load: Python 2's implicit relative import, or a directory put on `sys.path` (Salt's vendored
+    `vsanapiutils.py` imports `vsanmgmtObjects` beside it to register types)."""
+    folder = path.rpartition("/")[0]
+    stem = f"{folder}/{module.replace('.', '/')}" if folder else module.replace(".", "/")
+    for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+        if candidate in index.files:
+            return candidate
+    return None
 
 
 def taken_elsewhere(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[str, set[str]]:
