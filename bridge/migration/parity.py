@@ -209,7 +209,7 @@ def _only_old(
         reason = "the path is not part of the evaluated change, so the host did not look at it"
     elif f.path in unanalysed:
         reason = (
-            "the host analysed this path with no required provider (listed as not checked in "
+            "no required provider analysed this path (the host lists it as not checked in "
             "its coverage), so the missing finding says nothing about the rule"
         )
     elif side.kind is None:

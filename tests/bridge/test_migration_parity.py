@@ -167,7 +167,7 @@ def test_an_old_finding_in_a_path_the_host_did_not_analyse_says_so(repo: Path) -
     unchecked = {"source": "pkg/mod.py", "reason": "unsupported", "detail": "not checked"}
     result, _ = parity_from_decision(old, decision([], [unchecked]), change_paths=["pkg/mod.py"])
     assert result.counts.only_old == len(msgs) > 0
-    assert all("analysed this path with no required provider" in o.reason for o in result.only_old)
+    assert all("no required provider analysed this path" in o.reason for o in result.only_old)
     checked, _ = parity_from_decision(old, decision([]), change_paths=["pkg/mod.py"])
     assert all(o.reason == "the host reported nothing in this file" for o in checked.only_old)
 
