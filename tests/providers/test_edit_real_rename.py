@@ -156,3 +156,33 @@ def test_an_overload_set_is_renamed_together() -> None:
     assert result.refusal is None, result.detail
     assert out["m.py"].count("def fetch(self, x") == 3 and "C().fetch(1)" in out["m.py"]
     assert "def get" not in out["m.py"]
+
+
+BASES = (
+    "import io\nimport requests\n\n\nclass Reader(io.RawIOBase):\n    def readinto(self, b):\n"
+    "        return 0\n\n    def fill(self):\n        return self.readinto(b'')\n\n\n"
+    "class Oops(ValueError):\n    def describe(self):\n        return self.describe\n\n\n"
+    "class Session(requests.Session):\n    def tidy(self):\n        return self.tidy\n\n\n"
+    "class File:\n    def __exit__(self, *a):\n        pass\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "new", "refusal", "why"),
+    [
+        ("m.py::Reader.readinto", "read_into", "unresolved", "io.RawIOBase, which has readinto"),
+        ("m.py::Reader.fill", "refill", None, ""),  # io.RawIOBase has no `fill`
+        ("m.py::Oops.describe", "explain", None, ""),
+        ("m.py::Session.tidy", "clean", "unresolved", "requests.Session, outside the workspace"),
+        ("m.py::File.__exit__", "leave", "unresolved", "__exit__ is a name Python itself calls"),
+        ("m.py::Oops.describe", "__str__", "invalid", "__str__ is a name Python itself calls"),
+    ],
+)
+def test_a_method_a_base_outside_the_workspace_or_python_may_call_is_not_renamed(
+    symbol: str, new: str, refusal: str | None, why: str
+) -> None:
+    """click's `LazyFile.__exit__` and `_FixupStream.__getattr__`, renamed, broke its tests;
+    `_WindowsConsoleRawReader.readinto` is called by `io` under that name."""
+    result, _ = _rename({"m.py": BASES}, symbol, new)
+    assert result.refusal == refusal, result
+    assert why in result.detail

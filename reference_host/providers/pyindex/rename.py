@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from reference_host.providers.pyindex.facts import UseFact
 from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
+from reference_host.providers.pyindex.outside import is_dunder, outside_base
 from reference_host.providers.pyindex.queries import resolve_symbol
 from reference_host.providers.pyindex.rebinding import rebound
 from reference_host.providers.pyindex.spelling import Spelling
@@ -181,8 +182,17 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         return result.refuse(
             "invalid", f"{new} is already bound where {fact.name} is defined ({entry.path})"
         )
+    if is_dunder(fact.name) or is_dunder(new):
+        kind = "invalid" if is_dunder(new) else "unresolved"
+        special = new if is_dunder(new) else fact.name
+        return result.refuse(
+            kind, f"{special} is a name Python itself calls: renaming changes that"
+        )
     cls = _class_of(index, target)
     if cls is not None:
+        outside = outside_base(index, [cls, *sorted(_all_bases(index, cls))], fact.name)
+        if outside is not None:
+            return result.refuse("unresolved", outside)
         if index.class_member(cls, new) is not None:
             return result.refuse("invalid", f"{new} already exists on {cls}")
         for other in [d for ids in index.by_name.values() for d in ids]:

@@ -1,0 +1,80 @@
+"""Names a rename cannot move because code outside the workspace reads them.
+
+A method's name is part of a contract with whatever calls it. Python itself calls the dunder
+methods (`__exit__`, `__getattr__`, `__init__`: renaming click's `LazyFile.__exit__` broke a test),
+and a class whose base is outside the workspace (`io.RawIOBase`, `dict`, a framework's model)
+may be called back by that base under the method's name (`readinto`, `get`, `save`). The index
+reads only the workspace, so such a base is judged here: a builtin or a standard-library class
+already loaded in this process is asked whether it has the name (nothing is imported for it);
+any other outside base cannot be read, and the rename is not claimed complete.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+
+from reference_host.providers.pyindex.index import PythonIndex
+
+_HARMLESS = frozenset({"object"})
+
+
+def is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def outside_base(index: PythonIndex, classes: list[str], name: str) -> str | None:
+    """Why *name*, a method of the first of *classes* (it and its workspace bases), may be read
+    by a base outside the workspace; None when no such base can."""
+    for class_id in classes:
+        found = index.def_fact(class_id)
+        if found is None:
+            continue
+        entry, fact = found
+        for chain in fact.bases:
+            target, consumed = index.resolve_chain(entry.path, fact.parent_scope, chain)
+            if target is not None and consumed == len(chain) and target[0] == "def":
+                continue  # a workspace class: the index's own override checks cover it
+            spelled = ".".join(chain)
+            if not chain or spelled in _HARMLESS:
+                continue
+            known = _loaded_class(index, entry.path, fact.parent_scope, chain)
+            if known is None:
+                return f"{class_id} derives from {spelled}, outside the workspace: it may define or call {name}"
+            if hasattr(known, name):
+                return f"{class_id} derives from {spelled}, which has {name}: renaming it changes what {spelled} calls"
+    return None
+
+
+def _loaded_class(index: PythonIndex, path: str, scope: int, chain: tuple[str, ...]) -> type | None:
+    """The builtin or already-imported standard-library class *chain* names in *path*, if any."""
+    binding = None
+    scopes = index.files[path].facts.scopes
+    at = scope
+    while at >= 0 and binding is None:
+        binding = scopes[at].bindings.get(chain[0])
+        at = scopes[at].parent
+    if binding is None:
+        value: object = getattr(builtins, chain[0], None)
+        rest = chain[1:]
+    elif binding[0] == "import" and int(binding[3]) == 0:  # type: ignore[call-overload]
+        dotted = str(binding[1]) + (f".{binding[2]}" if binding[2] is not None else "")
+        top = dotted.partition(".")[0]
+        if top not in sys.stdlib_module_names:
+            return None
+        value = _loaded(dotted)
+        rest = chain[1:]
+    else:
+        return None
+    for part in rest:
+        value = getattr(value, part, None)
+    return value if isinstance(value, type) else None
+
+
+def _loaded(dotted: str) -> object:
+    """The module or module attribute *dotted* names, when its module is already imported."""
+    module, _, attr = dotted.rpartition(".")
+    if dotted in sys.modules:
+        return sys.modules[dotted]
+    holder = sys.modules.get(module)
+    return getattr(holder, attr, None) if holder is not None else None
