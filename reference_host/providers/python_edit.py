@@ -42,7 +42,7 @@ from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFA
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
 from reference_host.providers.pyindex.loaded import Loaded
-from reference_host.providers.pyindex.mentions import string_mentions
+from reference_host.providers.pyindex.mentions import attribute_stores, string_mentions
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.rename import (
     RenameResult,
@@ -300,6 +300,15 @@ class PythonEditProvider(ProviderRuntime):
                 f"{outcome.old} may be declared in {len(typed)} type stub(s), which a rename does "
                 "not edit (type checkers would read the old name): "
                 + ", ".join(typed[:MAX_PLACES]),
+            )
+            return
+        stores = attribute_stores(every, outcome.old)
+        if stores:
+            outcome.refuse(
+                "unresolved",
+                f"{len(stores)} statement(s) assign an attribute named {outcome.old} (a monkeypatch, "
+                "an instance attribute?), which a rename leaves as it is: "
+                + ", ".join(stores[:MAX_PLACES]),
             )
             return
         found = string_mentions(loaded.index, every, outcome.spelling)

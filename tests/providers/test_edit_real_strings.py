@@ -105,3 +105,21 @@ async def test_a_type_stub_that_spells_the_name_makes_the_rename_incomplete() ->
     other = {"pkg/other.pyi": "def unrelated() -> int: ...\n"}
     plan = await provider_plan({**LIB, **other}, "rename", symbol="pkg.fmt.Formatter", newName="W")
     assert plan["status"] == "complete", plan
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "import pkg.fmt\n\nold = pkg.fmt.make\npkg.fmt.make = lambda: None\n",
+        "import pkg.fmt\n\ndel pkg.fmt.make\n",
+    ],
+)
+async def test_an_attribute_assigned_under_the_name_makes_the_rename_incomplete(extra: str) -> None:
+    """click's CliRunner patches `_compat.should_strip_ansi = ...`: renamed, the patch set a
+    name nobody read any more and a test failed."""
+    sources = {**LIB, "patch.py": extra}
+    plan = await provider_plan(sources, "rename", symbol="pkg.fmt.make", newName="build")
+    assert plan["status"] == "incomplete", plan
+    assert "patch.py:" in plan["incomplete"]["detail"]
+    assert "assign an attribute" in plan["incomplete"]["detail"]

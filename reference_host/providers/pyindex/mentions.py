@@ -186,3 +186,22 @@ def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spellin
             elif _spells(node.value, name) or _doctest_uses(node.value, name):
                 out.places.append(f"{path}:{node.lineno}")
     return out
+
+
+def attribute_stores(texts: dict[str, str], name: str) -> list[str]:
+    """`path:line` of each `x.name = ...`, `x.name += ...` or `del x.name` in *texts*: an object
+    given the name from outside (a monkeypatch of a module function, as click's test runner does
+    with `_compat.should_strip_ansi = ...`, or an instance attribute over a method) keeps the old
+    name after a rename, and whoever reads the new one no longer sees it. The index records only
+    reads, so the text is searched; a match in a comment or a string is counted too."""
+    word = re.escape(name)
+    store = re.compile(
+        rf"\.\s*{word}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)|\bdel\b[^\n#]*\.\s*{word}(?!\w)"
+    )
+    found = []
+    for path, text in sorted(texts.items()):
+        if name not in text:
+            continue
+        for match in store.finditer(text):
+            found.append(f"{path}:{text.count(chr(10), 0, match.start()) + 1}")
+    return found
