@@ -187,6 +187,18 @@ NOT_ASSESSED = frozenset(
 )
 
 
+def unanalysed_paths(result: dict[str, Any]) -> frozenset[str]:
+    """The paths a host decision lists as analysed by no required provider: the sources of its
+    `unsupported` degradations that are not about a requirement's Assessment."""
+    return frozenset(
+        d["source"]
+        for d in map(_d, _items(_d(result.get("coverage")).get("degraded")))
+        if d.get("reason") == "unsupported"
+        and "requirement" not in d
+        and isinstance(d.get("source"), str)
+    )
+
+
 def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
     """How many paths an evaluation covered: the ChangeSet's paths minus those the host listed as
     analysed by no required provider (`coverage.degraded`, reason `unsupported`, source = path);
@@ -217,7 +229,7 @@ def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
         for d in _items(_d(result.get("coverage")).get("degraded"))
         if _d(d).get("reason") == "unsupported"
     ]
-    listed = {d.get("source") for d in unsupported}
+    listed = unanalysed_paths(result)
     missing = [p for p in paths if p in listed]
     # past the paths it lists one by one, the host counts the rest in one entry of its own
     # ("N more changed path(s) ..."); a count it does not give means the total is unknown. An

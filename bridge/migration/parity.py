@@ -26,6 +26,7 @@ from bridge.migration.matching import (
     no_checkpoint,
 )
 from bridge.migration.rules import RuleHow, asp_rule_kind, message_subject, old_rule_kind
+from bridge.summaries import unanalysed_paths
 
 DEFAULT_LINE_TOLERANCE = 2
 
@@ -270,14 +271,6 @@ def parity_from_decision(
         )
     if bad:
         notes.append(f"{len(bad)} host finding(s) could not be read and were left out.")
-    unanalysed = frozenset(
-        d["source"]
-        for d in (coverage.get("degraded", []) if coverage else [])
-        if isinstance(d, dict)
-        and d.get("reason") == "unsupported"
-        and "requirement" not in d
-        and isinstance(d.get("source"), str)
-    )
     result = compare_findings(
         old,
         asp,
@@ -285,7 +278,7 @@ def parity_from_decision(
         change_paths=change_paths,
         notes=notes,
         checkpoint=checkpoint,
-        unanalysed=unanalysed,
+        unanalysed=unanalysed_paths(envelope),
     )
     evaluation = HostEvaluation(
         decision=_cap(envelope["decision"]) if isinstance(envelope.get("decision"), str) else None,

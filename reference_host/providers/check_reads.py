@@ -7,6 +7,7 @@ comes back as a reason, for the Assessment's degraded coverage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,14 +70,35 @@ async def read_batched(
 
 
 class SingleFiles:
-    """Files read one by one at the session's baseline; a refusal reads as absent."""
+    """Project files the check reads one by one (`pyproject.toml`, lint configuration) as the
+    change leaves them: the baseline's listing, with each changed file's after-state blob over
+    it (None: deleted). Each set of globs is listed once per evaluation; a refusal reads as
+    absent."""
 
-    def __init__(self, callbacks: HostCallbacks, baseline: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        callbacks: HostCallbacks,
+        baseline: dict[str, Any] | None,
+        after: dict[str, str | None],
+    ) -> None:
         self._callbacks = callbacks
         self._baseline = baseline
+        self._after = after
+        self._listed: dict[tuple[str, ...], dict[str, str | None]] = {}
 
-    async def blob_ids(self, globs: list[str]) -> dict[str, str]:
-        """path -> blob id of the files matching *globs* that the provider may read."""
+    async def current(
+        self, globs: list[str], wanted: Callable[[str], bool]
+    ) -> dict[str, str | None]:
+        """path -> blob of the files *globs* list at the baseline, and the changed paths that
+        *wanted* accepts at their after-state."""
+        key = tuple(globs)
+        if key not in self._listed:
+            listed: dict[str, str | None] = dict(await self._baseline_files(globs))
+            listed.update((p, b) for p, b in self._after.items() if wanted(p))
+            self._listed[key] = listed
+        return self._listed[key]
+
+    async def _baseline_files(self, globs: list[str]) -> dict[str, str]:
         try:
             listing = await self._callbacks.list_tree(globs=globs, baseline=self._baseline)
         except (AspError, ProtocolViolation):

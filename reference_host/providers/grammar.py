@@ -72,9 +72,11 @@ def requires_python_floor(pyproject: bytes) -> Version | None:
         data = tomllib.loads(pyproject.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    spec = _table(data, "project").get("requires-python")
+    spec = toml_table(data, "project").get("requires-python")
     if not isinstance(spec, str):
-        spec = _table(_table(_table(data, "tool"), "poetry"), "dependencies").get("python")
+        spec = toml_table(toml_table(toml_table(data, "tool"), "poetry"), "dependencies").get(
+            "python"
+        )
     if not isinstance(spec, str):
         return None
     floors = []
@@ -85,8 +87,9 @@ def requires_python_floor(pyproject: bytes) -> Version | None:
     return min(floors) if floors else None
 
 
-def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
-    """A TOML table by key; anything else (absent, a string) reads as empty: a repository's file."""
+def toml_table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """A TOML table by key; anything else (absent, a string) reads as empty: a repository's file
+    (lint_builtins.py reads its tables the same way)."""
     value = data.get(key)
     return value if isinstance(value, dict) else {}
 
@@ -98,23 +101,20 @@ def ancestors_pyproject(path: str) -> list[str]:
 
 
 class TargetVersions:
-    """The Python one evaluation's files are written for. The tree's `pyproject.toml` files are
-    listed once (one `workspace/listTree`), each read only when a file under it does not parse,
-    so a clean change reads nothing more. *after* maps each changed path to its after-state blob
-    (None: deleted), which wins over the baseline's."""
+    """The Python one evaluation's files are written for. *pyprojects* gives the tree's
+    `pyproject.toml` files as the change leaves them (path -> blob, None: deleted; listed once,
+    check_reads.py); each is read only when a file under it does not parse, so a clean change
+    reads nothing more."""
 
     def __init__(
         self,
         setting: str | None,
-        after: dict[str, str | None],
-        list_pyprojects: Callable[[], Awaitable[dict[str, str]]],
+        pyprojects: Callable[[], Awaitable[dict[str, str | None]]],
         read: Callable[[str], Awaitable[bytes | None]],
     ) -> None:
         self._setting = setting
-        self._after = after
-        self._list_pyprojects = list_pyprojects
+        self._pyprojects = pyprojects
         self._read = read
-        self._listed: dict[str, str | None] | None = None  # pyproject path -> blob (None: gone)
         self._floors: dict[str, Version | None] = {}  # by blob
 
     async def unchecked(self, path: str, message: str, line: str) -> str | None:
@@ -136,12 +136,9 @@ class TargetVersions:
     async def _target(self, path: str) -> tuple[Version | None, str]:
         if self._setting is not None:
             return parse_version(self._setting), "the targetVersion setting"
-        if self._listed is None:
-            listed: dict[str, str | None] = dict(await self._list_pyprojects())
-            listed.update((p, b) for p, b in self._after.items() if p.endswith("pyproject.toml"))
-            self._listed = listed
+        listed = await self._pyprojects()
         for candidate in ancestors_pyproject(path):
-            blob = self._listed.get(candidate)
+            blob = listed.get(candidate)
             if blob is None:
                 continue
             if blob not in self._floors:

@@ -20,6 +20,8 @@ import tomllib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from reference_host.providers.grammar import toml_table
+
 CONFIG_FILES = (
     ".flake8",
     "setup.cfg",
@@ -59,9 +61,9 @@ def declared(filename: str, data: bytes) -> set[str]:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return set()
-        tool = _table(doc, "tool") if filename == "pyproject.toml" else {"ruff": doc}
-        pylint = _table(_table(tool, "pylint"), "variables")
-        return _names(_table(tool, "ruff").get("builtins")) | _names(
+        tool = toml_table(doc, "tool") if filename == "pyproject.toml" else {"ruff": doc}
+        pylint = toml_table(toml_table(tool, "pylint"), "variables")
+        return _names(toml_table(tool, "ruff").get("builtins")) | _names(
             pylint.get("additional-builtins")
         )
     parser = configparser.ConfigParser(interpolation=None, strict=False)
@@ -77,32 +79,24 @@ def declared(filename: str, data: bytes) -> set[str]:
     return found
 
 
-def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
-
-
 class ProjectBuiltins:
     """The builtins the repository's root lint configuration declares, read once per
-    evaluation and only when asked (after-state of a changed config file first)."""
+    evaluation and only when asked. *config_files* gives those files as the change leaves them
+    (path -> blob, None: deleted; check_reads.py)."""
 
     def __init__(
         self,
-        after: dict[str, str | None],
-        list_files: Callable[[list[str]], Awaitable[dict[str, str]]],
+        config_files: Callable[[], Awaitable[dict[str, str | None]]],
         read: Callable[[str], Awaitable[bytes | None]],
     ) -> None:
-        self._after = after
-        self._list_files = list_files
+        self._config_files = config_files
         self._read = read
         self._names: set[str] | None = None
 
     async def names(self) -> set[str]:
         if self._names is None:
-            listed: dict[str, str | None] = dict(await self._list_files(list(CONFIG_FILES)))
-            listed.update((p, b) for p, b in self._after.items() if p in CONFIG_FILES)
             names: set[str] = set()
-            for filename, blob in listed.items():
+            for filename, blob in (await self._config_files()).items():
                 data = await self._read(blob) if blob is not None else None
                 if data is not None:
                     names |= declared(filename, data)

@@ -45,7 +45,7 @@ from reference_host.providers.check_reads import SingleFiles, Target, needed_blo
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
-from reference_host.providers.lint_builtins import ProjectBuiltins, undefined_name
+from reference_host.providers.lint_builtins import CONFIG_FILES, ProjectBuiltins, undefined_name
 from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
@@ -64,6 +64,10 @@ from reference_host.providers.runtime import Call, ProviderRuntime, check_capabi
 LISTED = 200  # paths named one by one in coverage.unsupported
 PYPROJECT_GLOBS = ["pyproject.toml", "**/pyproject.toml"]
 UNDEFINED = f"{SOURCE}/undefined-name"
+
+
+def _is_pyproject(path: str) -> bool:
+    return path.rpartition("/")[2] == "pyproject.toml"
 
 
 @dataclass
@@ -124,13 +128,13 @@ class Evaluation:
         if self.max_parameters is None:
             disabled.add(TOO_MANY_PARAMETERS)
         self.enabled = [rule for rule in ALL_RULES if rule not in disabled]
-        files = SingleFiles(call.callbacks, request.baseline)
         after = {t.path: t.after for t in self._changed_targets()}
-        pyprojects = functools.partial(files.blob_ids, PYPROJECT_GLOBS)
-        self.targets = TargetVersions(settings["targetVersion"], after, pyprojects, files.read)
+        files = SingleFiles(call.callbacks, request.baseline, after)
+        pyprojects = functools.partial(files.current, PYPROJECT_GLOBS, _is_pyproject)
+        self.targets = TargetVersions(settings["targetVersion"], pyprojects, files.read)
         self.builtins = set(settings["builtins"] or ())
-        self.project = ProjectBuiltins(after, files.blob_ids, files.read)
-        self.project_builtins = settings["projectBuiltins"]
+        configs = functools.partial(files.current, list(CONFIG_FILES), CONFIG_FILES.__contains__)
+        self.project = ProjectBuiltins(configs, files.read) if settings["projectBuiltins"] else None
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -346,7 +350,7 @@ class Evaluation:
                     self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
                 return None
         if any(f.code == UNDEFINED for f in raw):  # a declared builtin is defined (lint_builtins)
-            names = self.builtins | (await self.project.names() if self.project_builtins else set())
+            names = self.builtins | (await self.project.names() if self.project else set())
             raw = [f for f in raw if f.code != UNDEFINED or undefined_name(f.message) not in names]
         if self.config.values["honourNoqa"]:
             raw = honour_noqa(raw, data)

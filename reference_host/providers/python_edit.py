@@ -23,7 +23,6 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from asp_protocol.canonical import canonical_json
 from asp_protocol.errors import AspError, ErrorCode
 from reference_host.providers import PYTHON_EDIT
-from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.editing import (
     BlobCache,
     FileEdits,
@@ -37,7 +36,7 @@ from reference_host.providers.editing import (
     status_plan,
 )
 from reference_host.providers.pyindex import InspectEngine
-from reference_host.providers.pyindex.build import INDEXING, Builds
+from reference_host.providers.pyindex.build import INDEXING, Builds, session_callbacks
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
@@ -62,7 +61,6 @@ OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
 MAX_PLACES = 10
 STRINGS_WAIT_S = 4.0  # how long a rename reads files' texts for strings before it says so
-BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
 def not_ready(progress: str) -> dict[str, Any]:
@@ -110,14 +108,10 @@ class PythonEditProvider(ProviderRuntime):
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
         """Serve the session with a task group of its own, where index builds outlive requests."""
         async with anyio.create_task_group() as tg:
-            self.builds.attach(tg, self._session_callbacks)
+            self.builds.attach(tg, session_callbacks(self))
             code = await super().serve(receive, send)
             tg.cancel_scope.cancel()
         return code
-
-    def _session_callbacks(self) -> HostCallbacks:
-        assert self.endpoint is not None
-        return HostCallbacks(self.endpoint, timeout=BUILD_CALLBACK_TIMEOUT_S)
 
     async def _load(self, call: Call, request: ProposeRequest) -> Loaded:
         """The finished index of the session's Python files; raises the builds' retryable

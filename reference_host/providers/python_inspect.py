@@ -31,14 +31,13 @@ from asp_protocol.errors import (
 )
 from asp_protocol.framing import UnencodableMessage
 from reference_host.providers import PYTHON_INSPECT
-from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.memory import IdleTrimmer
 from reference_host.providers.pyindex import (
     ChangedFile,
     InspectEngine,
     queries,
 )
-from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared
+from reference_host.providers.pyindex.build import INDEXING, Builds, Prepared, session_callbacks
 from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.early import early_answer, seeds
@@ -77,9 +76,6 @@ INSPECT_CAPABILITY: dict[str, Any] = {
     "graph": {"nodeKinds": NODE_KINDS, "edgeKinds": EDGE_KINDS},
 }
 MAX_CACHED_TREES = 8
-
-
-BUILD_CALLBACK_TIMEOUT_S = 60.0
 
 
 class PythonInspectProvider(ProviderRuntime):
@@ -127,15 +123,11 @@ class PythonInspectProvider(ProviderRuntime):
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
         """Serve the session with a task group of its own, where index builds outlive requests."""
         async with anyio.create_task_group() as tg:
-            self.builds.attach(tg, self._session_callbacks)
+            self.builds.attach(tg, session_callbacks(self))
             self.idle_trim.attach(tg)
             code = await super().serve(receive, send)
             tg.cancel_scope.cancel()
         return code
-
-    def _session_callbacks(self) -> HostCallbacks:
-        assert self.endpoint is not None
-        return HostCallbacks(self.endpoint, timeout=BUILD_CALLBACK_TIMEOUT_S)
 
     def _handler(self, verb: str) -> Any:
         async def handle(call: Call) -> dict[str, Any]:

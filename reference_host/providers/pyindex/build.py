@@ -15,7 +15,7 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -36,6 +36,9 @@ from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.indexcache import load_links, store_links
 from reference_host.providers.pyindex.linking import Links
 from reference_host.providers.pyindex.reading import PARSE_WORKERS, READ_BATCH, Seen, read_facts
+
+if TYPE_CHECKING:
+    from reference_host.providers.runtime import ProviderRuntime
 
 log = logging.getLogger("asp.python-inspect.build")
 
@@ -184,6 +187,20 @@ def write_behind(cache: FactCache, job: CacheWrite) -> None:
         job.write(cache)
     job.fresh, job.encoded, job.links = [], {}, None
     release_free_memory()
+
+
+BUILD_CALLBACK_TIMEOUT_S = 60.0  # a build's own reads, long after the request that started it
+
+
+def session_callbacks(runtime: ProviderRuntime) -> Callable[[], HostCallbacks]:
+    """The callbacks a build reads through once its request has ended (`Builds.attach`): the
+    session's endpoint, with the build's own timeout."""
+
+    def callbacks() -> HostCallbacks:
+        assert runtime.endpoint is not None
+        return HostCallbacks(runtime.endpoint, timeout=BUILD_CALLBACK_TIMEOUT_S)
+
+    return callbacks
 
 
 class Builds:

@@ -17,11 +17,11 @@ from typing import Any
 
 from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.reading import READ_BATCH
 from reference_host.providers.pyindex.words import searchable
 
 ASCII_WORD = re.compile(rb"[A-Za-z0-9_]+")
 SHOWN = 100
-READ_BATCH = 256
 MAX_REMEMBERED = 20_000
 _GLOB = re.compile(r"[*?\[]")
 
