@@ -12,7 +12,6 @@ answer is an EditPlan of UTF-16 text edits bound to the session baseline, each f
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,14 +40,13 @@ from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFA
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.engine import Listing
 from reference_host.providers.pyindex.loaded import Loaded
-from reference_host.providers.pyindex.mentions import attribute_stores, string_mentions
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
 from reference_host.providers.pyindex.rename import (
-    RenameResult,
     files_to_read,
     plan_rename,
     unindexed_refusal,
 )
+from reference_host.providers.pyindex.unseen import OtherFiles, look_elsewhere
 from reference_host.providers.pyindex.unused_imports import (
     apply_fixes,
     kept_imports,
@@ -59,8 +57,7 @@ from reference_host.providers.runtime import Call, ProviderRuntime, run_stdio
 
 OPERATIONS = ["rename", "organize-imports"]
 IMPORT_OPERATIONS = ("remove-unused-imports", "organize-imports")
-MAX_PLACES = 10
-STRINGS_WAIT_S = 4.0  # how long a rename reads files' texts for strings before it says so
+STRINGS_WAIT_S = 4.0  # how long a rename reads other files (unseen.py) before it says so
 
 
 def not_ready(progress: str) -> dict[str, Any]:
@@ -103,6 +100,7 @@ class PythonEditProvider(ProviderRuntime):
         self._lock = anyio.Lock()
         self.blob_cache = BlobCache()
         self.strings_wait = STRINGS_WAIT_S
+        self.other_files = OtherFiles()
         self.capability("edit/propose", self.propose)
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> int:
@@ -138,7 +136,9 @@ class PythonEditProvider(ProviderRuntime):
         blobs = {p: b for p, b in prepared.tree.items() if p not in unindexed}
         stubs = await call.callbacks.list_tree(globs=["**/*.pyi"])
         typed = {e.path: e.blob_id for e in stubs.entries if e.kind == "file"}
-        return Loaded(prepared.index, blobs, unindexed, call.callbacks, gap, self.blob_cache, typed)
+        return Loaded(
+            prepared.index, blobs, unindexed, call.callbacks, gap, self.blob_cache, typed, tree.key
+        )
 
     async def propose(self, call: Call) -> dict[str, Any]:
         request = parse_propose(call.params)
@@ -195,8 +195,11 @@ class PythonEditProvider(ProviderRuntime):
             why = unindexed_refusal(outcome.old, await loaded.texts(list(loaded.unindexed)))
             if why is not None:
                 outcome.refuse("unresolved", why)
+        warnings: list[str] = []
         if outcome.refusal is None:
-            await self._strings(loaded, texts, outcome)
+            warnings = await look_elsewhere(
+                loaded, texts, outcome, self.strings_wait, self.other_files
+            )
         if outcome.refusal == "invalid":
             return status_plan(
                 request,
@@ -237,6 +240,7 @@ class PythonEditProvider(ProviderRuntime):
             )
         files = []
         count = 0
+        extra: dict[str, Any] = {"warnings": warnings} if warnings else {}
         for path in paths:
             edits = FileEdits(path, blobs[path], split_lines(texts[path]))
             for line, col in sorted(outcome.sites.get(path, ())):
@@ -262,61 +266,8 @@ class PythonEditProvider(ProviderRuntime):
             ],
             rationale="Definition, resolved references, imports and __all__ entries, "
             "from the inspect index.",
+            **extra,
         )
-
-    async def _strings(self, loaded: Loaded, texts: dict[str, str], outcome: RenameResult) -> None:
-        """Read every other indexed file too and look at the name in their strings (mentions.py):
-        forward references are renamed in place (their files' texts join *texts*); any other
-        string that spells the name refuses the rename."""
-        assert outcome.spelling is not None
-        rest = [p for p in loaded.blobs if p not in texts]
-        every = dict(texts)
-        with anyio.move_on_after(self.strings_wait) as box:
-            every.update({p: t for p, t in (await loaded.texts(rest)).items() if t is not None})
-        if box.cancelled_caught:
-            have = sum(loaded.cache.get(loaded.blobs[p]) is not None for p in rest)
-            outcome.refuse(
-                "budget",
-                f"read {have} of {len(rest)} other files for strings that may name "
-                f"{outcome.old}; what was read is kept: ask again shortly",
-            )
-            return
-        unread = sorted(set(loaded.blobs) - set(every))
-        if unread:
-            outcome.refuse("unresolved", f"{unread[0]} could not be read; it may use {outcome.old}")
-            return
-        stubs = await loaded.texts(sorted(loaded.stubs))
-        word = re.compile(rf"(?<!\w){re.escape(outcome.old)}(?!\w)")
-        typed = sorted(p for p, t in stubs.items() if t is None or word.search(t))
-        if typed:
-            outcome.refuse(
-                "unresolved",
-                f"{outcome.old} may be declared in {len(typed)} type stub(s), which a rename does "
-                "not edit (type checkers would read the old name): "
-                + ", ".join(typed[:MAX_PLACES]),
-            )
-            return
-        stores = attribute_stores(every, outcome.old)
-        if stores:
-            outcome.refuse(
-                "unresolved",
-                f"{len(stores)} statement(s) assign an attribute named {outcome.old} (a monkeypatch, "
-                "an instance attribute?), which a rename leaves as it is: "
-                + ", ".join(stores[:MAX_PLACES]),
-            )
-            return
-        found = string_mentions(loaded.index, every, outcome.spelling)
-        if found.places:
-            outcome.refuse(
-                "unresolved",
-                f"{outcome.old} is spelled in {len(found.places)} string(s) the index cannot "
-                "follow (a dotted path, getattr, mock.patch, a doctest?); rename them by hand: "
-                + ", ".join(found.places[:MAX_PLACES]),
-            )
-            return
-        for path, sites in found.sites.items():
-            outcome.sites.setdefault(path, set()).update(sites)
-            texts[path] = every[path]
 
     async def _imports(
         self, request: ProposeRequest, provider: dict[str, Any], loaded: Loaded

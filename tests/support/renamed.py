@@ -8,13 +8,16 @@ from typing import Any
 import anyio
 
 from asp_protocol.canonical import blob_id
+from asp_protocol.grants import ReadGrant
 from reference_host.edit.textedits import Edit, apply_text_edits
 from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.callbacks import TreeEntry, TreeListing
 from reference_host.providers.editing import ProposeRequest
 from reference_host.providers.pyindex import InspectEngine
 from reference_host.providers.pyindex.loaded import Loaded
 from reference_host.providers.pyindex.rename import RenameResult, plan_rename
 from reference_host.providers.python_edit import PythonEditProvider
+from tests.support.provider_host import as_bytes
 
 
 def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResult, dict[str, str]]:
@@ -33,22 +36,39 @@ def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResul
     return result, out
 
 
-class Serving:
+class Listing:
+    """`workspace/listTree` over *sources*, with the host's glob matching (the edit provider
+    lists the files that are not Python this way)."""
+
+    def __init__(self, sources: dict[str, str | bytes]) -> None:
+        self.tree = {p: blob_id(as_bytes(s)) for p, s in sources.items()}
+        self.listings = 0
+
+    async def list_tree(self, globs: list[str] | None = None) -> TreeListing:
+        self.listings += 1
+        grant = ReadGrant(globs or ["**"])
+        entries = [TreeEntry(p, b, "file") for p, b in sorted(self.tree.items()) if grant.allows(p)]
+        return TreeListing(entries, False)
+
+
+class Serving(Listing):
     """Host callbacks that serve every blob of *sources* (the edit provider's reads)."""
 
-    def __init__(self, sources: dict[str, str]) -> None:
-        self.by_blob = {blob_id(s.encode()): s.encode() for s in sources.values()}
+    def __init__(self, sources: dict[str, str | bytes]) -> None:
+        super().__init__(sources)
+        self.by_blob = {blob_id(as_bytes(s)): as_bytes(s) for s in sources.values()}
 
     async def read_each(self, ids: list[str]) -> tuple[dict[str, bytes], dict[str, Any]]:
         return {b: self.by_blob[b] for b in ids if b in self.by_blob}, {}
 
 
-class CountingHost:
+class CountingHost(Listing):
     """Serves blobs, counts what was asked, and hangs on batches after the first *open* ones."""
 
     def __init__(
         self, sources: dict[str, str], open_batches: int | None = None, refused: str = ""
     ) -> None:
+        super().__init__(dict(sources))
         self.by_blob = {blob_id(s.encode()): s.encode() for s in sources.values()}
         self.asked: list[str] = []
         self.open_batches = open_batches
@@ -63,19 +83,19 @@ class CountingHost:
         return {b: self.by_blob[b] for b in ids if b != self.refused}, {}
 
 
-def loaded(sources: dict[str, str], host: Any = None) -> Loaded:
+def loaded(sources: dict[str, str | bytes], host: Any = None) -> Loaded:
     """The provider's loaded session for *sources*: the index and blobs of their `.py` files,
-    their `.pyi` stubs, and a serving host."""
-    python = {p: s for p, s in sources.items() if not p.endswith(".pyi")}
-    index = InspectEngine().index_sources({p: s.encode() for p, s in python.items()})
-    blobs = {path: blob_id(text.encode()) for path, text in sources.items()}
-    stubs = {p: b for p, b in blobs.items() if p not in python}
+    their `.pyi` stubs, and a host serving them all (and listing the other files)."""
+    python = {p: as_bytes(s) for p, s in sources.items() if p.endswith(".py")}
+    index = InspectEngine().index_sources(python)
+    blobs = {path: blob_id(as_bytes(text)) for path, text in sources.items()}
+    stubs = {p: b for p, b in blobs.items() if p.endswith(".pyi")}
     served = host or Serving(sources)
     return Loaded(index, {p: blobs[p] for p in python}, {}, served, stubs=stubs)  # type: ignore[arg-type]
 
 
 async def provider_plan(
-    sources: dict[str, str], operation: str, host: Any = None, **args: Any
+    sources: dict[str, str | bytes], operation: str, host: Any = None, **args: Any
 ) -> dict[str, Any]:
     """The plan `asp-python-edit` proposes for *sources* (in process; *host* serves the blobs,
     by default every one)."""

@@ -1,0 +1,133 @@
+"""How a rename counts the workspace's files that are not Python (pyindex/textfiles.py), and how
+it reads them: listed once per baseline, through the provider's blob cache, in the strings pass's
+time box, and never skipping a file it could not read.
+End to end, through the host: tests/host/test_edit_host_textfiles.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from asp_protocol.canonical import blob_id
+from reference_host.providers import PYTHON_EDIT
+from reference_host.providers.editing import ProposeRequest
+from reference_host.providers.pyindex.textfiles import kind_of, scan
+from reference_host.providers.python_edit import PythonEditProvider
+from tests.support.renamed import CountingHost, loaded, provider_plan
+
+LIB = {
+    "pkg/__init__.py": "",
+    "pkg/paging.py": "class Paginator:\n    def get(self):\n        return 1\n",
+}
+SYMBOL = "pkg.paging.Paginator.get"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("app/templates/app/list.html", "template"),
+        ("app/templates/registration/subject.txt", "template"),
+        ("app/jinja2/form.j2", "template"),
+        ("pyproject.toml", "config"),
+        ("setup.cfg", "config"),
+        ("Procfile", "config"),
+        ("conf/settings.yaml", "config"),
+        ("pkg.egg-info/entry_points.txt", "config"),
+        ("README.md", "docs"),
+        ("docs/ref/templates/api.txt", "docs"),  # Django's docs about templates
+        ("docs/spelling_wordlist", "docs"),
+        ("notes.txt", "docs"),
+        ("LICENSE", "docs"),
+        ("docs/man/tool.1", "docs"),
+        ("app/locale/de/LC_MESSAGES/django.po", "skip"),
+        ("app/locale/de/LC_MESSAGES/django.po.tmp", "skip"),
+        ("app/static/app.js", "skip"),
+        ("app/static/logo.PNG", "skip"),
+    ],
+)
+def test_kinds_by_name(path: str, kind: str) -> None:
+    assert kind_of(path) == kind
+
+
+def test_a_template_counts_the_name_in_its_tags_only() -> None:
+    """Outside its tags a template is text it prints; a tag's own name (`{% url %}`) and the
+    quoted literals in a tag (`{% translate "get help" %}`) are not Python looked up by name."""
+    page = (
+        '<form method="get">get\n{% url "get" %}{% translate "get help" %}\n'
+        "{{ pager.get }}\n{% if pager.get %}x{% endif %}\n"
+    )
+    found = scan("t/templates/p.html", page.encode(), "get", frozenset())
+    assert found.counted == [3, 4] and found.prose == []
+
+
+def test_sphinx_targets_count_under_the_current_module_and_prose_does_not() -> None:
+    page = (
+        ".. currentmodule:: pkg.paging\n\n.. method:: Paginator.get(number)\n\n"
+        "Use get to fetch; see :meth:`~pkg.paging.Paginator.get` and :meth:`other.get`.\n"
+    )
+    found = scan("docs/p.rst", page.encode(), "get", frozenset({"pkg.paging.Paginator.get"}))
+    assert found.counted == [3, 5] and found.prose == []
+    prose = scan(
+        "docs/p.rst", b"Use get to fetch.\n", "get", frozenset({"pkg.paging.Paginator.get"})
+    )
+    assert prose.counted == [] and prose.prose == [1]
+
+
+def test_binary_content_is_not_read_whatever_its_name() -> None:
+    assert scan("conf/data.cfg", b"get\0", "get", frozenset()).counted == []
+
+
+async def _plan(provider: PythonEditProvider, sources: dict[str, Any], host: Any) -> dict[str, Any]:
+    request = ProposeRequest("rename", {"rev": "git:tree:x"}, ["**"], "proposal:1", {})
+    request.args.update(symbol=SYMBOL, newName="fetch")
+    session = replace(loaded(sources, host), cache=provider.blob_cache, key="k")
+    return await provider._rename(request, {"id": PYTHON_EDIT.id}, session)
+
+
+@pytest.mark.anyio
+async def test_other_files_are_listed_once_per_baseline_and_read_once() -> None:
+    sources = {**LIB, "docs/guide.md": "Call get.\n", "setup.cfg": "[x]\ny = 1\n"}
+    provider = PythonEditProvider()
+    first = CountingHost(sources)
+    plan = await _plan(provider, sources, first)
+    assert plan["status"] == "complete" and "docs/guide.md:1" in plan["warnings"][0], plan
+    assert blob_id(b"[x]\ny = 1\n") in first.asked
+    again = CountingHost(sources)
+    assert (await _plan(provider, sources, again))["status"] == "complete"
+    assert again.asked == [] and again.listings == 0
+
+
+@pytest.mark.anyio
+async def test_a_file_that_cannot_be_read_makes_the_rename_incomplete_naming_it() -> None:
+    sources = {**LIB, "conf/app.yaml": "handler: nothing\n"}
+    host = CountingHost(sources, refused="conf/app.yaml")
+    plan = await _plan(PythonEditProvider(), sources, host)
+    assert plan["status"] == "incomplete", plan
+    assert plan["incomplete"]["reason"] == "unresolved-reference"
+    assert "conf/app.yaml" in plan["incomplete"]["detail"]
+
+
+@pytest.mark.anyio
+async def test_a_read_past_the_time_box_is_recoverable_and_keeps_what_it_read() -> None:
+    sources = {**LIB, "conf/app.yaml": "handler: nothing\n"}
+    provider = PythonEditProvider()
+    provider.strings_wait = 0.3
+    stalled = CountingHost(sources, open_batches=2)  # the Python reads, then the other files hang
+    plan = await _plan(provider, sources, stalled)
+    assert plan["status"] == "incomplete", plan
+    assert plan["incomplete"]["reason"] == "budget-exhausted"
+    assert plan["incomplete"]["recoverable"] is True
+    assert "non-Python files" in plan["incomplete"]["detail"]
+    served = CountingHost(sources)
+    assert (await _plan(provider, sources, served))["status"] == "complete"
+    assert served.asked == [blob_id(b"handler: nothing\n")], "the Python files were kept"
+
+
+@pytest.mark.anyio
+async def test_a_config_file_naming_the_function_makes_the_rename_incomplete() -> None:
+    sources = {**LIB, "setup.cfg": "[options.entry_points]\nx =\n    y = pkg.paging:get\n"}
+    plan = await provider_plan(sources, "rename", symbol=SYMBOL, newName="fetch")
+    assert plan["status"] == "incomplete" and "setup.cfg:3" in plan["incomplete"]["detail"]
