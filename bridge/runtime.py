@@ -138,8 +138,10 @@ class BridgeRuntime:
         summary: str | None = None,
         binding: Binding = "mcp-tool",
         next_step: str | None = None,
+        bridge_result: dict[str, Any] | None = None,
     ) -> CallToolResult:
-        """Label *outcome* as a tool result (the one labelling step of a plain forwarded call)."""
+        """Label *outcome* as a tool result (the one labelling step of a plain forwarded call);
+        *bridge_result* is the bridge's own reading of a host result, carried beside it."""
         header = self.outcome_header(tool, outcome)
         if outcome.result is None:
             assert outcome.error is not None
@@ -148,6 +150,7 @@ class BridgeRuntime:
             limits=self.limits,
             binding=binding,
             host_result=outcome.result,
+            bridge_result=bridge_result,
             summary=summary,
             next_step=next_step,
             **header,

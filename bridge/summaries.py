@@ -17,7 +17,7 @@ _CAP = 80
 NOT_STARTED = "not started yet (starts on first use)"
 
 
-def _s(value: Any) -> str:
+def short(value: Any) -> str:
     """One host value as a short, single-line string."""
     if type(value) is str and len(value) <= _CAP and value.isprintable():
         return value  # the usual host value: nothing to clean, fold or cap
@@ -28,26 +28,26 @@ def _s(value: Any) -> str:
     return "?"
 
 
-def _d(value: Any) -> dict[str, Any]:
+def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _items(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _names(values: Any) -> str:
+def name_list(values: Any) -> str:
     # an empty list (the usual gate or provider list) costs no generator and no join
     if not values or not isinstance(values, list):
         return "none"
-    return ", ".join([_s(v) for v in values[:10]]) or "none"
+    return ", ".join([short(v) for v in values[:10]]) or "none"
 
 
 def _reasons(degraded: Any) -> str:
     if not degraded or not isinstance(degraded, list):
         return ""
-    entries = [_d(d) for d in degraded[:5]]
-    return "; ".join([f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries])
+    entries = [as_dict(d) for d in degraded[:5]]
+    return "; ".join([f"{short(d.get('source'))}: {short(d.get('reason'))}" for d in entries])
 
 
 def lifecycle_words(state: Any, lifecycle: Any) -> str:
@@ -56,47 +56,47 @@ def lifecycle_words(state: Any, lifecycle: Any) -> str:
     if state == "installed" and lifecycle in ("exited", None):
         return NOT_STARTED
     if state is None:
-        return _s(lifecycle) if lifecycle is not None else "?"
-    return f"{_s(state)}/{_s(lifecycle)}" if lifecycle is not None else _s(state)
+        return short(lifecycle) if lifecycle is not None else "?"
+    return f"{short(state)}/{short(lifecycle)}" if lifecycle is not None else short(state)
 
 
 def _provider_line(server: dict[str, Any]) -> str:
-    authority = _d(_d(server.get("authorityEvidence")).get("authority"))
+    authority = as_dict(as_dict(server.get("authorityEvidence")).get("authority"))
     granted = authority.get("granted")
     return (
-        f"- {_s(server.get('id'))} [{_names(server.get('capabilities'))}] "
+        f"- {short(server.get('id'))} [{name_list(server.get('capabilities'))}] "
         f"{lifecycle_words(server.get('state'), server.get('lifecycleState'))}, "
-        f"role {_s(server.get('role', '?'))}, enrollment {_s(server.get('enrollmentState', '?'))}, "
+        f"role {short(server.get('role', '?'))}, enrollment {short(server.get('enrollmentState', '?'))}, "
         f"authority {'granted' if granted is True else 'not granted'}"
     )
 
 
 def status_summary(result: dict[str, Any]) -> str:
     host, workspace, policy = (
-        _d(result.get("host")),
-        _d(result.get("workspace")),
-        _d(result.get("policy")),
+        as_dict(result.get("host")),
+        as_dict(result.get("workspace")),
+        as_dict(result.get("policy")),
     )
-    baseline = _d(workspace.get("baseline"))
+    baseline = as_dict(workspace.get("baseline"))
     lines = [
-        f"Host {_s(host.get('name'))} {_s(host.get('version'))}: {_s(host.get('state'))} "
-        f"(binding {_s(host.get('bindingCandidate'))}, outer protocol {_s(host.get('outerProtocol'))})",
-        f"Workspace {_s(workspace.get('root'))} at baseline {_s(baseline.get('rev'))}"
+        f"Host {short(host.get('name'))} {short(host.get('version'))}: {short(host.get('state'))} "
+        f"(binding {short(host.get('bindingCandidate'))}, outer protocol {short(host.get('outerProtocol'))})",
+        f"Workspace {short(workspace.get('root'))} at baseline {short(baseline.get('rev'))}"
         + (" with uncommitted changes" if baseline.get("dirty") else ""),
-        f"Policy {_s(policy.get('source'))}: {_s(policy.get('activation'))}, "
-        f"digest {_s(policy.get('policyDigest'))}",
-        f"Assurance the host can achieve: {_names(result.get('assuranceCapabilities'))}",
+        f"Policy {short(policy.get('source'))}: {short(policy.get('activation'))}, "
+        f"digest {short(policy.get('policyDigest'))}",
+        f"Assurance the host can achieve: {name_list(result.get('assuranceCapabilities'))}",
         "Gates per call-site:",
     ]
-    for site, gate in _d(result.get("gates")).items():
-        gate = _d(gate)
+    for site, gate in as_dict(result.get("gates")).items():
+        gate = as_dict(gate)
         lines.append(
             _availability(
-                site, gate, "NOT available", f"requires {_names(gate.get('requiredProviders'))}"
+                site, gate, "NOT available", f"requires {name_list(gate.get('requiredProviders'))}"
             )
         )
     lines.append("Providers:")
-    lines += [_provider_line(_d(s)) for s in _items(result.get("servers"))[:20]]
+    lines += [_provider_line(as_dict(s)) for s in as_list(result.get("servers"))[:20]]
     return "\n".join(lines)
 
 
@@ -104,149 +104,65 @@ def _availability(name: Any, status: dict[str, Any], missing: str, what: str) ->
     """`- name: available|<missing>, <what>[; degraded: reasons]` for a gate or a capability."""
     degraded = _reasons(status.get("degraded"))
     state = "available" if status.get("available") is True else missing
-    return f"- {_s(name)}: {state}, {what}" + (f"; degraded: {degraded}" if degraded else "")
+    return f"- {short(name)}: {state}, {what}" + (f"; degraded: {degraded}" if degraded else "")
 
 
 def _unpinned(status: dict[str, Any]) -> str:
     """The providers serving a family without a policy pin (an advisory inspect provider), which
     the host lists only in `capabilityStates`: without them "providers none" reads as "nobody
     serves this" while a provider does."""
-    pinned = _items(status.get("providers"))
+    pinned = as_list(status.get("providers"))
     others = []
-    for state in _items(status.get("capabilityStates"))[:10]:
-        state = _d(state)
+    for state in as_list(status.get("capabilityStates"))[:10]:
+        state = as_dict(state)
         if state.get("provider") in pinned:
             continue
         available, lifecycle = state.get("available") is True, state.get("lifecycleState")
         if available and lifecycle in ("exited", None):
             words = NOT_STARTED  # providers start lazily: never launched yet
         else:
-            words = f"{'available' if available else 'NOT available'}, {_s(lifecycle)}"
-        others.append(f"{_s(state.get('role'))} {_s(state.get('provider'))}: {words}")
+            words = f"{'available' if available else 'NOT available'}, {short(lifecycle)}"
+        others.append(f"{short(state.get('role'))} {short(state.get('provider'))}: {words}")
     return f" (unpinned: {'; '.join(others)})" if others else ""
 
 
 def capabilities_summary(result: dict[str, Any]) -> str:
     lines = ["Capabilities the host composes (after policy, health and authority):"]
-    for family, status in _d(result.get("capabilities")).items():
-        status = _d(status)
+    for family, status in as_dict(result.get("capabilities")).items():
+        status = as_dict(status)
         lines.append(
             _availability(
                 family,
                 status,
                 "unavailable",
-                f"pinned providers {_names(status.get('providers'))}{_unpinned(status)}, "
-                f"required at {_names(status.get('requiredFor'))}",
+                f"pinned providers {name_list(status.get('providers'))}{_unpinned(status)}, "
+                f"required at {name_list(status.get('requiredFor'))}",
             )
         )
-    coverage = _d(result.get("coverage"))
+    coverage = as_dict(result.get("coverage"))
     lines.append(
-        f"Coverage: required {_names(coverage.get('required'))}; ran {_names(coverage.get('ran'))}"
+        f"Coverage: required {name_list(coverage.get('required'))}; ran {name_list(coverage.get('ran'))}"
     )
     return "\n".join(lines)
 
 
 def authority_summary(result: dict[str, Any]) -> str:
     lines = [
-        f"Policy activation {_s(result.get('policyActivation'))}, "
-        f"digest {_s(result.get('policyDigest'))}",
+        f"Policy activation {short(result.get('policyActivation'))}, "
+        f"digest {short(result.get('policyDigest'))}",
         "Providers (authority comes only from policy pins, never from a manifest):",
     ]
-    for server in _items(result.get("providers"))[:20]:
-        server = _d(server)
-        evidence = _d(server.get("authorityEvidence"))
-        authority = _d(evidence.get("authority"))
+    for server in as_list(result.get("providers"))[:20]:
+        server = as_dict(server)
+        evidence = as_dict(server.get("authorityEvidence"))
+        authority = as_dict(evidence.get("authority"))
         lines.append(
-            f"- {_s(server.get('id'))}: identity {_s(evidence.get('identity'))}, "
-            f"conformance {_s(evidence.get('conformance'))}, isolation "
-            f"{_s(evidence.get('isolation'))}, authority for {_s(authority.get('requirement'))}: "
+            f"- {short(server.get('id'))}: identity {short(evidence.get('identity'))}, "
+            f"conformance {short(evidence.get('conformance'))}, isolation "
+            f"{short(evidence.get('isolation'))}, authority for {short(authority.get('requirement'))}: "
             f"{'granted' if authority.get('granted') is True else 'NOT granted'}"
         )
     return "\n".join(lines)
-
-
-# coverage degradations meaning a check produced no assessment at all (not a partial one)
-NOT_ASSESSED = frozenset(
-    {
-        "fail-open",
-        "quarantined",
-        "crashed",
-        "skewed",
-        "missing",
-        "stale",
-        "missing-required-provider",
-        "stale-baseline",
-        "error",
-        "cancelled",
-        "malformed",
-        "timed-out",
-        "unavailable",
-        "incompatible",
-        "unsupported-assurance",
-    }
-)
-
-
-def unanalysed_paths(result: dict[str, Any]) -> frozenset[str]:
-    """The paths a host decision lists as analysed by no required provider: the sources of its
-    `unsupported` degradations that are not about a requirement's Assessment."""
-    return frozenset(
-        d["source"]
-        for d in map(_d, _items(_d(result.get("coverage")).get("degraded")))
-        if d.get("reason") == "unsupported"
-        and "requirement" not in d
-        and isinstance(d.get("source"), str)
-    )
-
-
-def evaluated_paths_line(changeset: Any, result: dict[str, Any]) -> str:
-    """How many paths an evaluation covered: the ChangeSet's paths minus those the host listed as
-    analysed by no required provider (`coverage.degraded`, reason `unsupported`, source = path);
-    none at all when a check gave no assessment (timed out, crashed, ...)."""
-    paths = list(
-        dict.fromkeys(
-            c["path"]
-            for c in _items(_d(changeset).get("changes"))
-            if isinstance(_d(c).get("path"), str)
-        )
-    )
-    if not paths:
-        return "Paths evaluated: 0 (the ChangeSet is empty; nothing was checked)."
-    failed = [
-        _d(d)
-        for d in _items(_d(result.get("coverage")).get("degraded"))
-        if _d(d).get("reason") in NOT_ASSESSED
-    ]
-    if failed:  # e.g. the check timed out: no path can be said to be evaluated
-        first = failed[0]
-        return (
-            f"Paths evaluated: none confirmed of {len(paths)} changed — a required check gave "
-            f"no assessment ({_s(first.get('source'))}: {_s(first.get('reason'))}); treat every "
-            "changed path as unchecked."
-        )
-    unsupported = [
-        _d(d)
-        for d in _items(_d(result.get("coverage")).get("degraded"))
-        if _d(d).get("reason") == "unsupported"
-    ]
-    listed = unanalysed_paths(result)
-    missing = [p for p in paths if p in listed]
-    # past the paths it lists one by one, the host counts the rest in one entry of its own
-    # ("N more changed path(s) ..."); a count it does not give means the total is unknown. An
-    # entry naming a requirement is about a provider's Assessment, not about paths.
-    beyond = [d for d in unsupported if d.get("source") not in paths and "requirement" not in d]
-    counts = [_leading_count(d.get("detail")) for d in beyond]
-    unknown = any(c is None for c in counts)
-    unlisted = sum(c for c in counts if c is not None)
-    evaluated = max(0, len(paths) - len(missing) - unlisted)
-    line = f"Paths evaluated: {'at most ' if unknown else ''}{evaluated} of {len(paths)} changed"
-    if missing:
-        line += f"; analysed by no required provider: {_names(missing)}"
-        more = len(missing) - 10 + unlisted
-        line += f" (+{more} more)" if more > 0 else ""
-    if unknown:
-        line += "; the host reports more unanalysed paths than it lists (coverage.degraded)"
-    return line + "."
 
 
 DEGRADED_SHOWN = 8
@@ -255,9 +171,9 @@ DEGRADED_SHOWN = 8
 def degraded_lines(result: dict[str, Any]) -> list[str]:
     """The host's `coverage.degraded` as `source: reason - detail` lines (host text: to be
     fenced), the first few, then a count of the rest: what made a decision other than allow."""
-    entries = [_d(d) for d in _items(_d(result.get("coverage")).get("degraded"))]
+    entries = [as_dict(d) for d in as_list(as_dict(result.get("coverage")).get("degraded"))]
     lines = [
-        f"{_s(d.get('source'))}: {_s(d.get('reason'))} - {_long(d.get('detail'))}"
+        f"{short(d.get('source'))}: {short(d.get('reason'))} - {_long(d.get('detail'))}"
         for d in entries[:DEGRADED_SHOWN]
     ]
     if len(entries) > DEGRADED_SHOWN:
@@ -268,14 +184,8 @@ def degraded_lines(result: dict[str, Any]) -> list[str]:
 def _long(value: Any) -> str:
     """A host's explanation: one line, capped longer than a value (the reason is at its end)."""
     if not isinstance(value, str):
-        return _s(value)
+        return short(value)
     return cap_string(clean_text(value).replace("\n", " "), 600)
-
-
-def _leading_count(detail: Any) -> int | None:
-    """The count a host's summary entry starts with (`"19950 more changed path(s) ..."`)."""
-    found = re.match(r"(\d{1,9}) more\b", detail) if isinstance(detail, str) else None
-    return int(found.group(1)) if found else None
 
 
 ASP = "ASP (Agent Server Protocol)"
@@ -306,8 +216,8 @@ def _token(value: Any) -> str:
 def next_step(method: str, result: dict[str, Any]) -> str | None:
     """One bridge-authored line on what to do next (host values only as plain tokens)."""
     if method == "host/status":
-        host, policy = _d(result.get("host")), _d(result.get("policy"))
-        gate = _d(_d(result.get("gates")).get("gate"))
+        host, policy = as_dict(result.get("host")), as_dict(result.get("policy"))
+        gate = as_dict(as_dict(result.get("gates")).get("gate"))
         if host.get("state") != "ready":
             return (
                 f"Next step: the host reports state {_token(host.get('state'))}; run "
@@ -327,8 +237,8 @@ def next_step(method: str, result: dict[str, Any]) -> str | None:
     if method == "host/capabilities":
         down = [
             _token(family)
-            for family, status in _d(result.get("capabilities")).items()
-            if _d(status).get("available") is not True
+            for family, status in as_dict(result.get("capabilities")).items()
+            if as_dict(status).get("available") is not True
         ]
         if down:
             return (

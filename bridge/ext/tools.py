@@ -18,11 +18,12 @@ from pydantic import Field
 from bridge import label
 from bridge.adapter_policy import Surface
 from bridge.calls import Outcome, admit, refused
+from bridge.evaluation import evaluated_paths, evaluation_report, finding_counts, next_step
 from bridge.fence import fence
 from bridge.host_outcome import ReportProgress
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
-from bridge.summaries import degraded_lines, evaluated_paths_line
+from bridge.summaries import degraded_lines
 from bridge.tools import READ_ONLY, runtime
 from bridge.tools.inspect_render import text_of
 
@@ -62,10 +63,11 @@ async def _admit(
 
 
 def _decision_summary(
-    result: dict[str, Any] | None, call_site: str, changeset: Any = None
-) -> str | None:
-    """The decision, how many paths were evaluated, and the findings as `path:line code message`
-    (host text, so the list is fenced and each line capped)."""
+    result: dict[str, Any] | None, call_site: str, changeset: Any = None, inline: bool = False
+) -> tuple[str, dict[str, Any]] | None:
+    """The decision, how many paths were evaluated, the findings as `path:line code message`
+    (host text, so the list is fenced and each line capped) and the next step; with the same
+    reading as `bridgeResult.evaluation` for clients that show the model only structuredContent."""
     from bridge.migration.findings import parse_host_findings  # with the migration check's code
 
     decision = result.get("decision") if isinstance(result, dict) else None
@@ -84,10 +86,13 @@ def _decision_summary(
         + (" [advisory: did not count toward the decision]" if f.index in advisory else "")
         for f in findings[:FINDINGS_SHOWN]
     ]
+    paths = evaluated_paths(changeset, result)
+    counts = finding_counts(result, len(unreadable))
+    step = next_step(decision, paths, counts, inline)
     parts = [
         f"Host decision: {decision} at call-site {call_site} — advisory information only; an MCP "
         "result never satisfies a gate.",
-        evaluated_paths_line(changeset, result),
+        paths.line(),
     ]
     degraded = degraded_lines(result)
     if degraded:
@@ -104,7 +109,10 @@ def _decision_summary(
         more = len(findings) - len(lines)
         listing = "\n".join(lines) + (f"\n(+{more} more in structuredContent)" if more > 0 else "")
         parts.append(fence(listing, label="HOST FINDINGS", total_limit=FINDINGS_CHARS))
-    return "\n".join(parts)
+    parts.append(step)
+    return "\n".join(parts), {
+        "evaluation": evaluation_report(decision, call_site, paths, counts, step)
+    }
 
 
 def _plan_summary(result: dict[str, Any]) -> str:
@@ -184,6 +192,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         refusal = await _admit(rt, method, callSite, "evaluate")
         if refusal is not None:
             return _answer(rt, EVALUATE, refusal)
+        inline = changeset is not None
         if changeset is None:
             working = await ext.call(
                 rt,
@@ -209,8 +218,12 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         outcome = await ext.call(
             rt, method, params, call_site=callSite, origin=EVALUATE, report=_reporter(ctx)
         )
-        return _answer(
-            rt, EVALUATE, outcome, _decision_summary(outcome.result, callSite, changeset)
+        reading = _decision_summary(outcome.result, callSite, changeset, inline)
+        if reading is None:
+            return _answer(rt, EVALUATE, outcome)
+        summary, report = reading
+        return rt.answer(
+            EVALUATE, outcome, summary=summary, binding="mcp-extension", bridge_result=report
         )
 
     async def asp_ext_request_edit_plan(

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from bridge.evaluation import unanalysed_paths
 from bridge.migration.base import Model
 from bridge.migration.findings import Finding, parse_host_findings
 from bridge.migration.matching import (
@@ -26,7 +27,6 @@ from bridge.migration.matching import (
     no_checkpoint,
 )
 from bridge.migration.rules import RuleHow, asp_rule_kind, message_subject, old_rule_kind
-from bridge.summaries import unanalysed_paths
 
 DEFAULT_LINE_TOLERANCE = 2
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from asp_protocol.vocabulary import CALL_SITES
+from bridge.evaluation import evaluated_paths
 from bridge.summaries import (
     authority_summary,
     capabilities_summary,
-    evaluated_paths_line,
     lifecycle_words,
     status_summary,
 )
@@ -93,7 +93,7 @@ def test_paths_are_never_said_evaluated_when_the_check_gave_no_assessment() -> N
             ]
         }
     }
-    line = evaluated_paths_line(changeset, timed_out)
+    line = evaluated_paths(changeset, timed_out).line()
     assert line.startswith("Paths evaluated: none confirmed of 3 changed")
     assert "asp-python-check: timed-out" in line and "unchecked" in line
     partial = {
@@ -104,7 +104,7 @@ def test_paths_are_never_said_evaluated_when_the_check_gave_no_assessment() -> N
             ]
         }
     }
-    assert evaluated_paths_line(changeset, partial) == (
+    assert evaluated_paths(changeset, partial).line() == (
         "Paths evaluated: 2 of 3 changed; analysed by no required provider: notes.md."
     )
 
@@ -144,8 +144,9 @@ def test_an_evaluation_text_says_why_and_which_findings_did_not_count() -> None:
             }
         ],
     }
-    text = _decision_summary(result, "interactive", changeset)
-    assert text is not None
+    reading = _decision_summary(result, "interactive", changeset)
+    assert reading is not None
+    text = reading[0]
     assert "Paths evaluated: 1 of 11 changed" in text
     assert f"asp-python-check: incomplete - {why}" in text
     assert "(+3 more in structuredContent)" in text  # 11 entries, 8 shown
@@ -173,11 +174,11 @@ def test_paths_the_host_counts_but_does_not_list_are_not_evaluated() -> None:
         "requirement": "python-check",
     }
     result = {"coverage": {"degraded": [*listed, counted, provider]}}
-    line = evaluated_paths_line(changeset, result)
+    line = evaluated_paths(changeset, result).line()
     assert line.startswith("Paths evaluated: 1 of 61 changed; analysed by no required provider")
     assert "(+50 more)" in line
     vague = {**counted, "detail": "several more, uncounted"}
-    line = evaluated_paths_line(changeset, {"coverage": {"degraded": [*listed, vague]}})
+    line = evaluated_paths(changeset, {"coverage": {"degraded": [*listed, vague]}}).line()
     assert line.startswith("Paths evaluated: at most 11 of 61 changed")
     assert "more unanalysed paths than it lists" in line
 

@@ -16,7 +16,7 @@ from bridge.fence import _CONTROL, cap_string, clean_text, fence_json, fits, jso
 from bridge.label import BridgeError, TextLimits
 from bridge.middleware import router, scoped
 from bridge.structured import compact
-from bridge.summaries import _names, _reasons, _s
+from bridge.summaries import _reasons, name_list, short
 from bridge.tools.inspect_render import text_of
 from bridge.wire_result import WireResult
 
@@ -111,7 +111,7 @@ def test_summary_values_fast_path_is_the_slow_path() -> None:
             if isinstance(value, bool)
             else cap_string(clean_text(str(value)).replace("\n", " "), 80)
         )
-        assert _s(value) == expected
+        assert short(value) == expected
 
 
 @pytest.mark.anyio
@@ -204,7 +204,9 @@ def test_summary_list_fast_paths_are_the_slow_paths() -> None:
     values += [{"a": 1}, [{"source": "p", "reason": "r"}, "x", {"source": "q\nz"}] * 3]
     for value in values:
         items = value if isinstance(value, list) else []
-        assert _names(value) == (", ".join(_s(v) for v in items[:10]) or "none")
+        assert name_list(value) == (", ".join(short(v) for v in items[:10]) or "none")
         entries = [d if isinstance(d, dict) else {} for d in items]
-        expected = "; ".join(f"{_s(d.get('source'))}: {_s(d.get('reason'))}" for d in entries[:5])
+        expected = "; ".join(
+            f"{short(d.get('source'))}: {short(d.get('reason'))}" for d in entries[:5]
+        )
         assert _reasons(value) == expected

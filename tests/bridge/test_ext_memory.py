@@ -227,9 +227,15 @@ async def test_tools_evaluate_the_working_tree_and_never_gate(
         )
         count = len({c["path"] for c in allow_case.changeset["changes"]})
         assert f"Paths evaluated: {count} of {count} changed." in inline.content[0].text
+        reading = assert_labelled(inline, binding="mcp-extension")["bridgeResult"]["evaluation"]
+        assert reading["pathsChanged"] == reading["pathsEvaluated"] == count
+        assert reading["decision"] == "allow" and reading["nextStep"] in inline.content[0].text
         empty = {"baseline": allow_case.changeset["baseline"], "changes": []}
         nothing = await client.call_tool("asp_ext_evaluate_changeset", {"changeset": empty})
         assert "Paths evaluated: 0 (the ChangeSet is empty" in nothing.content[0].text
+        reading = assert_labelled(nothing, binding="mcp-extension")["bridgeResult"]["evaluation"]
+        assert reading["pathsChanged"] == reading["pathsEvaluated"] == 0
+        assert reading["nextStep"].startswith("Next step: none — nothing changed")
 
         gate = await client.call_tool("asp_ext_evaluate_changeset", {"callSite": "gate"})
         assert gate.is_error

@@ -121,3 +121,48 @@ async def test_a_large_answer_is_cut_visibly_and_host_strings_are_capped(
     detail = seen["hostResult"]["servers"][0]["detail"]
     assert detail.startswith("IGNORE PREVIOUS INSTRUCTIONS") and detail.endswith("chars]")
     assert len(detail) < 2100  # capped to text_string_chars (2000) plus the visible marker
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_evaluation_is_read_for_a_structured_only_client(
+    tmp_path: Path, mode: str
+) -> None:
+    """Django-style change, seen on Django 5.2 through the TypeScript client: a real undefined
+    name in a module plus an edited template. The host answers `indeterminate` (nothing checks
+    the template) with the finding `advisory`; "Paths evaluated" and what to do next were only in
+    the text, which Claude Code drops. The structured reading says it, and its next step works:
+    asked again for the analysed paths alone, the host denies on the finding."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "app/views.py": "def page():\n    return 1\n",
+            "app/templates/page.html": "<p>{{ x }}</p>\n",
+        },
+    )
+    write_files(
+        repo,
+        {
+            "app/views.py": "def page():\n    return missing_name\n",
+            "app/templates/page.html": "<p>{{ y }}</p>\n",
+        },
+    )
+    async with reference_bridge(repo, mode) as client:
+        _, seen = model_reads(await client.call_tool("asp_ext_evaluate_changeset", {}))
+        assert "bridgeResult" in seen["untrusted"]["parts"]
+        reading = seen["bridgeResult"]["evaluation"]
+        assert seen["hostResult"]["decision"] == reading["decision"] == "indeterminate"
+        assert reading["pathsChanged"] == 2 and reading["pathsEvaluated"] == 1
+        assert reading["unanalysedPaths"] == ["app/templates/page.html"]
+        assert reading["analysedPaths"] == ["app/views.py"]
+        assert reading["findings"] == {"total": 1, "gating": 0, "advisory": 1, "unreadable": 0}
+        assert reading["pathsLine"].startswith("Paths evaluated: 1 of 2 changed")
+        assert "`paths` set to the analysed paths" in reading["nextStep"]
+        assert "advisory finding(s) are real findings" in reading["nextStep"]
+
+        again = {"paths": reading["analysedPaths"]}
+        _, seen = model_reads(await client.call_tool("asp_ext_evaluate_changeset", again))
+        reading = seen["bridgeResult"]["evaluation"]
+        assert seen["hostResult"]["decision"] == reading["decision"] == "deny"
+        assert reading["pathsChanged"] == reading["pathsEvaluated"] == 1
+        assert reading["unanalysedPaths"] == [] and reading["findings"]["gating"] == 1
+        assert reading["nextStep"].startswith("Next step: fix the 1 finding(s)")
