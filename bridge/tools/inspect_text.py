@@ -175,7 +175,11 @@ def summary(
     ]
     if verb == "impact":
         files, tests = impact_counts(host_result)
-        parts.append(f"Impact: {files} impacted file(s); {tests} test module(s) among them.")
+        parts.append(
+            f"Impact{' on this host page' if where else ''}: {files} impacted file(s); {tests} "
+            "test module(s) among them"
+            + ("; later host pages list more." if host.next_cursor is not None else ".")
+        )
     if page_lines:
         parts.append(f"Items {start + 1}-{start + len(page_lines)} of {total}.")
     elif total and start >= total:

@@ -272,6 +272,32 @@ def workspace_cursor() -> str:
     return encode_cursor(Cursor(3, key, {"rev": "git:tree:" + "0" * 40}))
 
 
+async def test_impact_counts_files_its_nodes_lie_in_on_a_host_page(tmp_path: Path) -> None:
+    """Django, impact of django/utils/functional.py through the TypeScript client: the first host
+    page carries 422 impacted nodes but only 2 `impactedFiles` (the page fills with nodes first),
+    and the text read "Impact: 2 impacted file(s); 194 test module(s) among them"."""
+    users = {f"pkg/user_{i:02d}.py": "from pkg import base\n\nbase.f()\n" for i in range(40)}
+    tests = {f"tests/test_{i:02d}.py": "from pkg import base\n" for i in range(10)}
+    files = {"pkg/__init__.py": "", "pkg/base.py": "def f():\n    return 1\n", **users, **tests}
+    repo = make_repo(tmp_path / "repo", files)
+    async with bridge(repo) as client:
+        whole = await client.call_tool("asp_inspect", {"verb": "impact", "path": "pkg/base.py"})
+        answer(whole)
+        assert "Impact: 51 impacted file(s); 10 test module(s) among them." in text(whole)
+        paged = await client.call_tool(
+            "asp_inspect", {"verb": "impact", "path": "pkg/base.py", "page_bytes": 4096}
+        )
+        envelope = answer(paged)
+        graph = envelope["hostResult"]["data"]["results"][0]["result"]
+        assert envelope["bridgeResult"]["inspect"]["hostPage"]["more"] is True
+        on_page = {n["location"]["path"] for n in graph["nodes"]}
+        line = next(x for x in text(paged).splitlines() if x.startswith("Impact"))
+        shown = int(line.split(": ", 1)[1].split(" ", 1)[0])
+        assert line.startswith("Impact on this host page: ")
+        assert line.endswith("later host pages list more.")
+        assert shown >= len(on_page) > len(graph["data"]["impactedFiles"]), (line, len(on_page))
+
+
 @pytest.mark.needs_definitions
 async def test_a_workspace_change_between_pages_is_a_stale_baseline(repo: Path) -> None:
     write_files(repo, {MONEY: SAMPLE[MONEY] + "\n\ndef tip(v):\n    return round_cents(v)\n"})
