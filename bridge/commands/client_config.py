@@ -13,6 +13,14 @@ from bridge.commands.common import add_common, check_repo, passthrough, settings
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
 SERVER_KEY = "asp"
+# Found by following this command's own advice on Django: the untracked `.mcp.json` joined the
+# working change, and since no built-in provider reads JSON every evaluation of the working tree
+# came back `indeterminate` ("analysed by no required provider: .mcp.json").
+IN_REPO_NOTE = (
+    "# a file inside the repository is part of its working change until it is committed or "
+    "listed in .git/info/exclude: no built-in provider checks JSON, so until then every "
+    "evaluation of the working tree is indeterminate (and its absolute paths are this machine's)"
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -43,16 +51,18 @@ def run(args: argparse.Namespace) -> int:
     entry: dict[str, Any] = {"command": command, "args": [*prefix, *passthrough(args, repo)]}
     if args.client == "vscode":
         document: dict[str, Any] = {"servers": {SERVER_KEY: {"type": "stdio", **entry}}}
-        where = "<repo>/.vscode/mcp.json (or your user mcp.json)"
+        where = "your user mcp.json (MCP: Open User Configuration), or <repo>/.vscode/mcp.json"
     elif args.client == "claude-desktop":
         document = {"mcpServers": {SERVER_KEY: entry}}
         where = "claude_desktop_config.json (macOS ~/Library/Application Support/Claude/)"
     elif args.client == "cursor":
         document = {"mcpServers": {SERVER_KEY: {"type": "stdio", **entry}}}
-        where = "<repo>/.cursor/mcp.json or ~/.cursor/mcp.json"
+        where = "~/.cursor/mcp.json, or <repo>/.cursor/mcp.json"
     else:
         document = {"mcpServers": {SERVER_KEY: {"type": "stdio", **entry}}}
-        where = "<repo>/.mcp.json (project scope), or: claude mcp add-json asp '<the inner object>'"
+        where = "claude mcp add-json asp '<the inner object>' (local scope), or <repo>/.mcp.json"
     print(json.dumps(document, indent=2))
     print(f"# {args.client}: put this in {where}", file=sys.stderr)
+    if args.client != "claude-desktop":
+        print(IN_REPO_NOTE, file=sys.stderr)
     return 0

@@ -99,6 +99,9 @@ def test_client_config_is_ready_to_paste(tmp_path: Path, client: str, top: str) 
     assert args[args.index("--timeout") + 1] == "30.0"
     if client in ("vscode", "cursor", "claude-code"):
         assert json.loads(done.stdout)[top]["asp"]["type"] == "stdio"
+        # the advice names a place outside the repository first, and what one inside it costs
+        where = done.stderr.split("put this in ", 1)[1]
+        assert not where.startswith("<repo>") and ".git/info/exclude" in done.stderr
 
 
 def test_call_prints_labelled_text_and_json(tmp_path: Path) -> None:
