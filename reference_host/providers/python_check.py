@@ -45,7 +45,7 @@ from reference_host.providers.check_reads import SingleFiles, Target, needed_blo
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
-from reference_host.providers.lint_builtins import CONFIG_FILES, ProjectBuiltins, undefined_name
+from reference_host.providers.lint_builtins import ProjectBuiltins, undefined_name
 from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
@@ -133,8 +133,7 @@ class Evaluation:
         pyprojects = functools.partial(files.current, PYPROJECT_GLOBS, _is_pyproject)
         self.targets = TargetVersions(settings["targetVersion"], pyprojects, files.read)
         self.builtins = set(settings["builtins"] or ())
-        configs = functools.partial(files.current, list(CONFIG_FILES), CONFIG_FILES.__contains__)
-        self.project = ProjectBuiltins(configs, files.read) if settings["projectBuiltins"] else None
+        self.project = ProjectBuiltins(files) if settings["projectBuiltins"] else None
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]

@@ -36,7 +36,7 @@ from reference_host.coverage import degradation
 from reference_host.evaluate.assessment_checks import AssessmentCheck
 from reference_host.evaluate.decision import ProviderRun, decide
 from reference_host.providers import PUBLISHER, PYTHON_CHECK
-from reference_host.providers.lint_builtins import CONFIG_FILES
+from reference_host.providers.lint_builtins import CONFIG_FILES, PACKAGE_INITS
 from tests.providers.test_provider_python_check import (
     ASSESSMENT,
     MODULE,
@@ -317,12 +317,17 @@ async def test_core_server_callback_content(tmp_path: Path) -> None:
             "python/undefined-name",
         }
         # changeset scope lists no sources; an undefined name asks only for the root lint
-        # configuration files (their declared builtins, lint_builtins.py)
-        assert [call["globs"] for call in host.tree_calls] == [list(CONFIG_FILES)]
+        # configuration files and the top-level packages' __init__ files (the builtins they
+        # declare or install, lint_builtins.py)
+        assert [call["globs"] for call in host.tree_calls] == [
+            list(CONFIG_FILES),
+            list(PACKAGE_INITS),
+        ]
         # workspace + all: the baseline is enumerated through listTree at the issued baseline
         host.tree_calls.clear()
         workspace = await run_check(host, {"src/core.py": CLEAN}, "all", scope="workspace")
-        sources = [call for call in host.tree_calls if call["globs"] != list(CONFIG_FILES)]
+        project = (list(CONFIG_FILES), list(PACKAGE_INITS))
+        sources = [call for call in host.tree_calls if call["globs"] not in project]
         assert [call.get("baseline") for call in sources] == [host.baseline]
         clean_after = workspace.changeset["changes"][0]["after"]
         assert workspace.served == {clean_after, base_util}
