@@ -162,8 +162,15 @@ def finding_counts(result: dict[str, Any], unreadable: int) -> FindingCounts:
     )
 
 
-def next_step(decision: str, paths: EvaluatedPaths, findings: FindingCounts, inline: bool) -> str:
-    """What the agent can do with this answer: the bridge's own advice, no host text in it."""
+def next_step(
+    decision: str,
+    paths: EvaluatedPaths,
+    findings: FindingCounts,
+    inline: bool,
+    introduced: bool = False,
+) -> str:
+    """What the agent can do with this answer: the bridge's own advice, no host text in it.
+    *introduced*: the evaluation asked only for the findings the change brings."""
     if not paths.changed:
         return "Next step: none — nothing changed, so the allow says only that nothing was checked."
     if paths.failure is not None:
@@ -179,9 +186,19 @@ def next_step(decision: str, paths: EvaluatedPaths, findings: FindingCounts, inl
             "gate runs in the host itself (a pre-commit hook or CI)."
         )
     if decision == "deny":
-        return (
+        step = (
             f"Next step: fix the {findings.gating} finding(s) that decided (disposition gating), "
             "then evaluate again."
+        )
+        # comparison "all" also reports what the changed files held before (Salt: three of four)
+        return (
+            step
+            if introduced
+            else step
+            + (
+                ' If some were there before this change, comparison "introduced" keeps only the '
+                "findings it brings."
+            )
         )
     unchecked = len(paths.unanalysed) + paths.unlisted
     if not unchecked and not paths.at_most:

@@ -63,7 +63,11 @@ async def _admit(
 
 
 def _decision_summary(
-    result: dict[str, Any] | None, call_site: str, changeset: Any = None, inline: bool = False
+    result: dict[str, Any] | None,
+    call_site: str,
+    changeset: Any = None,
+    inline: bool = False,
+    comparison: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
     """The decision, how many paths were evaluated, the findings as `path:line code message`
     (host text, so the list is fenced and each line capped) and the next step; with the same
@@ -88,7 +92,7 @@ def _decision_summary(
     ]
     paths = evaluated_paths(changeset, result)
     counts = finding_counts(result, len(unreadable))
-    step = next_step(decision, paths, counts, inline)
+    step = next_step(decision, paths, counts, inline, comparison == "introduced")
     parts = [
         f"Host decision: {decision} at call-site {call_site} — advisory information only; an MCP "
         "result never satisfies a gate.",
@@ -218,7 +222,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         outcome = await ext.call(
             rt, method, params, call_site=callSite, origin=EVALUATE, report=_reporter(ctx)
         )
-        reading = _decision_summary(outcome.result, callSite, changeset, inline)
+        reading = _decision_summary(outcome.result, callSite, changeset, inline, comparison)
         if reading is None:
             return _answer(rt, EVALUATE, outcome)
         summary, report = reading

@@ -206,3 +206,15 @@ def test_a_provider_never_launched_reads_as_not_started_yet() -> None:
     assert "- p [check] not started yet (starts on first use)," in text
     assert "- p [check] degraded/exited," in text
     assert lifecycle_words("installed", "exited") == "not started yet (starts on first use)"
+
+
+def test_a_deny_points_at_the_introduced_comparison_unless_it_was_asked() -> None:
+    """Salt: comparison "all" denied a one-line change on four findings, three of them in the
+    file before the change; only "introduced" tells them apart."""
+    from bridge.evaluation import FindingCounts, next_step
+
+    paths = evaluated_paths({"changes": [{"path": "a.py"}]}, {"coverage": {"degraded": []}})
+    counts = FindingCounts(total=4, gating=4, advisory=0, unreadable=0)
+    assert 'comparison "introduced"' in next_step("deny", paths, counts, False)
+    assert "introduced" not in next_step("deny", paths, counts, False, introduced=True)
+    assert next_step("allow", paths, counts, False).startswith("Next step: none for these paths")

@@ -166,3 +166,4 @@ async def test_an_evaluation_is_read_for_a_structured_only_client(
         assert reading["pathsChanged"] == reading["pathsEvaluated"] == 1
         assert reading["unanalysedPaths"] == [] and reading["findings"]["gating"] == 1
         assert reading["nextStep"].startswith("Next step: fix the 1 finding(s)")
+        assert 'comparison "introduced"' in reading["nextStep"]  # "all" reports older ones too
