@@ -42,6 +42,7 @@ run time while a refusal only costs a look. The `docs/` rule is there because Dj
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -149,10 +150,10 @@ def _words(word: re.Pattern[str], tag: str) -> list[re.Match[str]]:
     return list(word.finditer(blanked))
 
 
-def scan(path: str, data: bytes, name: str, dotted: frozenset[str]) -> Found:
+def scan(path: str, data: bytes, name: str, names_it: Callable[[str], bool]) -> Found:
     """Where file *path* (*data*, read) holds *name*: nothing when the bytes do not contain it
-    (the search runs before any decoding) or the file is binary. *dotted*: the definition's
-    dotted paths, which a documentation page's Sphinx markup counts by."""
+    (the search runs before any decoding) or the file is binary. *names_it*: whether a dotted
+    path (a Sphinx target in a documentation page) names the renamed definition."""
     found = Found()
     if name.encode() not in data or is_binary(data):
         return found
@@ -167,7 +168,7 @@ def scan(path: str, data: bytes, name: str, dotted: frozenset[str]) -> Found:
     if kind != "docs":
         found.counted = lines
         return found
-    counted = {text.count("\n", 0, at) + 1 for at, target in _targets(text) if target in dotted}
+    counted = {text.count("\n", 0, at) + 1 for at, target in _targets(text) if names_it(target)}
     found.counted = sorted(counted)
     found.prose = [n for n in lines if n not in counted]
     return found

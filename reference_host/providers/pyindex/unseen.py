@@ -13,6 +13,8 @@ request. A file that cannot be read refuses the rename, naming it: its uses cann
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
 
 import anyio
 
@@ -111,14 +113,36 @@ async def _python(
         texts[path] = every[path]
 
 
-def dotted_paths(loaded: Loaded, target: str) -> frozenset[str]:
-    """The dotted paths of definition *target* (`pkg.mod.Class.name`), under each name its
-    module is importable by."""
-    path, qualname = split_id(target)
-    entry = loaded.index.files.get(path)
-    if entry is None or entry.name is None:
-        return frozenset()
-    return frozenset(f"{m}.{qualname}" for m in (entry.name.primary, *entry.name.aliases))
+def dotted_names(loaded: Loaded, outcome: RenameResult) -> Callable[[str], bool]:
+    """Whether a dotted path names the renamed definition in a way the rename changes: its own
+    path (`pkg.mod.Class.name`) under any name of its module, or a path through a module that
+    re-exports it (`pkg.name` after `from .mod import *`), unless that module keeps the old
+    name (`from .mod import name as name`: `pkg.name` still works)."""
+    index, spelling = loaded.index, outcome.spelling
+    assert spelling is not None
+    path, qualname = split_id(outcome.target)
+    entry = index.files.get(path)
+    modules = (entry.name.primary, *entry.name.aliases) if entry and entry.name else ()
+    own = {f"{m}.{qualname}" for m in modules}
+
+    @cache
+    def names_it(dotted: str) -> bool:
+        parts = dotted.split(".")
+        if dotted in own or parts[-1] != outcome.old:
+            return dotted in own
+        for cut in range(len(parts) - 1, 0, -1):
+            holder = index.resolve_module(".".join(parts[:cut]))
+            if holder is None:
+                continue
+            reached = index.module_attr(holder, parts[cut])
+            for attr in parts[cut + 1 :]:
+                reached = index.attr_of(reached, attr) if reached is not None else None
+            if reached != ("def", outcome.target):
+                return False
+            return cut < len(parts) - 1 or spelling.exports_new(holder)
+        return False
+
+    return names_it
 
 
 async def _text_files(
@@ -153,11 +177,11 @@ async def _text_files(
             + ", ".join(unread[:MAX_PLACES]),
         )
         return []
-    dotted = dotted_paths(loaded, outcome.target)
+    names_it = dotted_names(loaded, outcome)
     counted: list[str] = []
     prose: list[str] = []
     for path in sorted(got):
-        found = scan(path, got[path], old, dotted)
+        found = scan(path, got[path], old, names_it)
         counted += [f"{path}:{n}" for n in found.counted]
         prose += [f"{path}:{n}" for n in found.prose]
     if counted:
