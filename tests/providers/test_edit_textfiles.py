@@ -160,3 +160,14 @@ async def test_a_sphinx_target_through_a_re_export_counts_when_it_changes(
     else:
         assert plan["status"] == "complete", plan
         assert "docs/api.rst:" in plan["warnings"][0]
+
+
+def test_a_method_directive_in_a_class_body_reads_the_class() -> None:
+    """Django's docs/ref/contrib/gis/gdal.txt: `.. class:: Envelope` then, indented,
+    `.. method:: expand_to_include(*args)`."""
+    page = (
+        ".. module:: pkg.paging\n\n.. class:: Paginator\n\n    Text.\n\n"
+        "    .. method:: get(number)\n\n        Uses get.\n\n.. function:: get()\n"
+    )
+    found = scan("docs/p.rst", page.encode(), "get", {"pkg.paging.Paginator.get"}.__contains__)
+    assert found.counted == [7] and found.prose == [9, 11]

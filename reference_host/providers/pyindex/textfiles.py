@@ -76,6 +76,7 @@ _TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\$\{.*?\}|<%.*?%>", re.DOTALL)
 _STATEMENT = re.compile(r"\{%-?\s*\w+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
 _MAN_PAGE = re.compile(r"\.[1-9]")
+_CLASS_DIRECTIVES = frozenset({"class", "autoclass", "exception", "autoexception"})
 _MODULE_DIRECTIVES = frozenset({"module", "currentmodule", "automodule"})
 
 
@@ -114,9 +115,10 @@ class Found:
 
 
 def _targets(text: str) -> list[tuple[int, str]]:
-    """(offset, target) of each Sphinx directive argument and role target in *text*, each
-    target also as read from the page's current module (`Class.name` under
-    `.. currentmodule:: pkg.mod` names `pkg.mod.Class.name`)."""
+    """(offset, target) of each Sphinx directive argument and role target in *text*, each also
+    as Sphinx reads it in context: under the page's current module (`Class.name` after
+    `.. currentmodule:: pkg.mod` names `pkg.mod.Class.name`) and inside the body of a class
+    directive (an indented `.. method:: name` under `.. class:: Class`)."""
     found: list[tuple[int, str, str]] = []  # offset, directive or "", target
     for pattern in (_DIRECTIVE, _MYST_DIRECTIVE):
         found += [(m.start(), m.group(1), m.group(2)) for m in pattern.finditer(text)]
@@ -127,14 +129,23 @@ def _targets(text: str) -> list[tuple[int, str]]:
         found.append((role.start(), "", target))
     out: list[tuple[int, str]] = []
     current = ""
+    classes: list[tuple[int, str]] = []  # (indent, class) of the class bodies being read
     for offset, directive, target in sorted(found):
         target = target.strip().lstrip("~!.").split("(", 1)[0].rstrip(".,;:")
+        start = text.rfind("\n", 0, offset) + 1
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        indent = len(line) - len(line.lstrip(" \t"))
+        while classes and classes[-1][0] >= indent:
+            classes.pop()
         if directive in _MODULE_DIRECTIVES:
             current = target
             continue
-        out.append((offset, target))
-        if current:
-            out.append((offset, f"{current}.{target}"))
+        spelled = [target, *(f"{c}.{target}" for _, c in classes[-1:])]
+        out += [(offset, t) for t in spelled]
+        out += [(offset, f"{current}.{t}") for t in spelled if current]
+        if directive in _CLASS_DIRECTIVES:
+            classes.append((indent, spelled[-1]))
     return out
 
 
@@ -164,11 +175,24 @@ def scan(path: str, data: bytes, name: str, names_it: Callable[[str], bool]) -> 
         at = [t.start() + m.start() for t in _TAG.finditer(text) for m in _words(word, t.group())]
     else:
         at = [m.start() for m in word.finditer(text)]
-    lines = sorted({text.count("\n", 0, a) + 1 for a in at})
+    lines = _line_numbers(text, at)
     if kind != "docs":
         found.counted = lines
         return found
-    counted = {text.count("\n", 0, at) + 1 for at, target in _targets(text) if names_it(target)}
+    named = [a for a, t in _targets(text) if t.rpartition(".")[2] == name and names_it(t)]
+    counted = set(_line_numbers(text, named))
     found.counted = sorted(counted)
     found.prose = [n for n in lines if n not in counted]
     return found
+
+
+def _line_numbers(text: str, offsets: list[int]) -> list[int]:
+    """The distinct line numbers (from 1) of *offsets* in *text*, counted in one pass."""
+    out: list[int] = []
+    line, last = 1, 0
+    for at in sorted(offsets):
+        line += text.count("\n", last, at)
+        last = at
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
