@@ -162,6 +162,41 @@ def finding_counts(result: dict[str, Any], unreadable: int) -> FindingCounts:
     )
 
 
+RETRIED = frozenset({"timed-out", "fail-open", "cancelled", "crashed"})  # may answer next time
+
+
+def _after_failure(source: str, reason: str) -> str:
+    """The next step when a required check gave no assessment: what can change that depends on
+    why (a dubious-ownership repository gave "ask again", which cannot help)."""
+    if source == "git":
+        return (
+            "Next step: the host cannot use git in this workspace (coverage.degraded gives git's "
+            "own reason, e.g. dubious ownership). Fix that outside the bridge, which never changes "
+            "git's configuration, then evaluate again."
+        )
+    if reason in ("stale-baseline", "stale"):
+        return (
+            "Next step: the change is not against the host's current baseline. Evaluate the "
+            "working tree again (omit `changeset`), or rebuild the changeset on the baseline "
+            "asp_status shows."
+        )
+    if reason == "quarantined":
+        return (
+            "Next step: the host quarantined the check after repeated failures and will not run "
+            "it again; asp_debug_host shows why, and restarting the bridge restarts the host."
+        )
+    if reason in RETRIED:
+        return (
+            "Next step: ask again. A required check gave no assessment; a check that was still "
+            "working resumes where it stopped. If it keeps failing, asp_status and asp_debug_host "
+            "show the provider's state."
+        )
+    return (
+        "Next step: the host cannot run a required check here (coverage.degraded says why); "
+        "asp_status shows each provider's state and the policy's requirements."
+    )
+
+
 def next_step(
     decision: str,
     paths: EvaluatedPaths,
@@ -174,11 +209,7 @@ def next_step(
     if not paths.changed:
         return "Next step: none — nothing changed, so the allow says only that nothing was checked."
     if paths.failure is not None:
-        return (
-            "Next step: ask again. A required check gave no assessment; a check that was still "
-            "working resumes where it stopped. If it keeps failing, asp_status and asp_debug_host "
-            "show the provider's state."
-        )
+        return _after_failure(*paths.failure)
     if decision == "allow":
         return (
             "Next step: none for these paths — each changed path was analysed by a required "

@@ -218,3 +218,24 @@ def test_a_deny_points_at_the_introduced_comparison_unless_it_was_asked() -> Non
     assert 'comparison "introduced"' in next_step("deny", paths, counts, False)
     assert "introduced" not in next_step("deny", paths, counts, False, introduced=True)
     assert next_step("allow", paths, counts, False).startswith("Next step: none for these paths")
+
+
+@pytest.mark.parametrize("source, reason, words", [
+    ("git", "unavailable", "cannot use git"),
+    ("asp-python-check", "stale-baseline", "not against the host's current baseline"),
+    ("asp-python-check", "quarantined", "restarting the bridge"),
+    ("asp-python-check", "timed-out", "ask again"),
+    ("asp-python-check", "incompatible", "asp_status shows each provider's state"),
+])  # fmt: skip
+def test_the_next_step_after_a_failed_check_depends_on_why(
+    source: str, reason: str, words: str
+) -> None:
+    """A repository git refuses (dubious ownership) was told to "ask again", which cannot help."""
+    from bridge.evaluation import FindingCounts, next_step
+
+    degraded = [{"source": source, "reason": reason, "detail": "x"}]
+    paths = evaluated_paths({"changes": [{"path": "a.py"}]}, {"coverage": {"degraded": degraded}})
+    counts = FindingCounts(total=0, gating=0, advisory=0, unreadable=0)
+    step = next_step("indeterminate", paths, counts, False)
+    assert words in step
+    assert ("ask again" in step) == (reason == "timed-out")
