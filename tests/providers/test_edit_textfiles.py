@@ -46,6 +46,8 @@ SYMBOL = "pkg.paging.Paginator.get"
         ("app/locale/de/LC_MESSAGES/django.po.tmp", "skip"),
         ("app/static/app.js", "skip"),
         ("app/static/logo.PNG", "skip"),
+        ("MANIFEST.in", "skip"),
+        ("sub/.gitignore", "skip"),
     ],
 )
 def test_kinds_by_name(path: str, kind: str) -> None:

@@ -20,7 +20,8 @@ say `complete`, every other file is sorted by its name here, and each kind count
   nothing breaks);
 - not read: binary content (a NUL byte in the first 8 KiB), locale catalogues (`.po`, `.pot`,
   `.mo`, anything under `LC_MESSAGES`: translated prose) and static assets (scripts, styles,
-  images, fonts, archives), which never look Python up by name.
+  images, fonts, archives), which never look Python up by name, nor lists of files
+  (`MANIFEST.in`, `.gitignore`, `CODEOWNERS`, ...), which name paths, not objects.
 What counts makes the rename incomplete, with `path:line`. The word rule is the one stub files
 are checked with: the name not preceded or followed by a word character.
 
@@ -61,6 +62,10 @@ DOC_STEMS = frozenset(
     | {"history", "news", "readme", "install", "notice", "pkg-info"}
 )
 ENTRY_POINT_FILES = frozenset({"entry_points.txt"})  # an egg-info's entry points: counted
+FILE_LISTS = frozenset(  # they name files, never a Python object (`include` in MANIFEST.in)
+    {"manifest.in", ".gitignore", ".gitattributes", ".dockerignore", ".hgignore", "codeowners"}
+    | {".gitkeep", ".keep", ".editorconfig"}
+)
 NOT_READ_SUFFIXES = frozenset(
     {".po", ".pot", ".mo"}  # locale catalogues
     | {".js", ".mjs", ".cjs", ".ts", ".css", ".scss", ".sass", ".less", ".map"}  # static assets
@@ -87,7 +92,7 @@ def kind_of(path: str) -> Kind:
     stem, dot, suffix = name.rpartition(".")
     suffix = f".{suffix}" if dot and stem else ""
     dirs = set(parts[:-1])
-    if suffix in NOT_READ_SUFFIXES or dirs & LOCALE_DIRS:
+    if suffix in NOT_READ_SUFFIXES or dirs & LOCALE_DIRS or name in FILE_LISTS:
         return "skip"
     if name in ENTRY_POINT_FILES:
         return "config"
