@@ -10,7 +10,11 @@ model. So the structured view of every tool result:
 - caps every host string to `text_string_chars`, as the text does (`…[+N chars]` marks a cut);
 - stays within `structured_max_chars` serialized: a larger answer keeps the first items of its
   largest arrays and says so in `elided` (counts, the limit, and a digest of the full answer), so
-  nothing is ever cut silently. `asp_inspect` pages instead (its cursor, like the text's).
+  nothing is ever cut silently. `asp_inspect` pages instead (its cursor, like the text's);
+- keeps only the first few ids of each `validAsOf.blobs` list, also recorded in `elided`. Those
+  are the host's freshness evidence, blob ids a model can do nothing with, and they crowded out
+  the answer: a page of Django's `impact` was 99,800 characters, 86,000 of them three copies of
+  423 blob ids (the answer's, the receipt's, the provider's), beside 33 nodes.
 
 Extension custom methods keep the verbatim envelope: this view is for tool results only.
 """
@@ -40,6 +44,12 @@ CLIENT_DEFAULT_CHARS = 50_000  # what Claude Code inlines without it (larger goe
 # pages ~96,000, a 300-file migration check or sweep evaluation ~100,000); the rest stay < 8,000.
 LARGE_RESULT_TOOLS = frozenset({"asp_inspect", "asp_migration_check", "asp_ext_evaluate_changeset"})
 UNCAPPED_KEYS = frozenset({"nextCursor"})  # bridge-issued tokens a client must pass back whole
+EVIDENCE_KEPT = 3  # ids kept of each `validAsOf.blobs` list in a model's view
+EVIDENCE_NOTE = (
+    "Each `validAsOf/blobs` list in `cuts` is freshness evidence (the blob ids the answer was "
+    "computed from, which the host checks): only its first ids are shown; `fullDigest` covers "
+    "them all."
+)
 _RECORD_RESERVE = 600  # room kept for the `elided` record itself
 
 
@@ -110,7 +120,37 @@ def model_view(
         rest = {**view, **dict.fromkeys(sizes)}
         full = size_of(rest) + sum(size - len("null") for size in sizes.values())
     original = {key: envelope.get(key) for key in ("hostResult", "bridgeResult")}
-    return bound(view, limits.structured_chars, original, full)
+    evidence: list[dict[str, Any]] = []
+    host = view.get("hostResult")
+    if host is not None and ('"blobs"' in known.get("hostResult", '"blobs"')):
+        shortened = shorten_evidence(host, "/hostResult", evidence)
+        if evidence:
+            full = size_of(view) if full is None else full  # what the whole view would take
+            view["hostResult"] = shortened
+    return bound(view, limits.structured_chars, original, full, evidence)
+
+
+def shorten_evidence(value: Any, pointer: str, cuts: list[dict[str, Any]]) -> Any:
+    """*value* with every `validAsOf.blobs` list over EVIDENCE_KEPT ids cut to that many (copies
+    where cut, *value* itself untouched), each cut appended to *cuts*."""
+    if isinstance(value, list):
+        items = [shorten_evidence(v, f"{pointer}/{i}", cuts) for i, v in enumerate(value)]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] | None = None
+    for key, item in value.items():
+        where = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        blobs = item.get("blobs") if key == "validAsOf" and isinstance(item, dict) else None
+        if isinstance(blobs, list) and len(blobs) > EVIDENCE_KEPT:
+            cuts.append({"path": f"{where}/blobs", "total": len(blobs), "kept": EVIDENCE_KEPT})
+            new: Any = {**item, "blobs": blobs[:EVIDENCE_KEPT]}
+        else:
+            new = shorten_evidence(item, where, cuts)
+        if new is not item:
+            out = dict(value) if out is None else out
+            out[key] = new
+    return value if out is None else out
 
 
 def _lists(value: Any, pointer: str, out: list[tuple[str, list[Any]]]) -> None:
@@ -139,20 +179,29 @@ def _to_cut(found: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]] | None:
 
 
 def bound(
-    view: dict[str, Any], max_chars: int, original: dict[str, Any], full: int | None = None
+    view: dict[str, Any],
+    max_chars: int,
+    original: dict[str, Any],
+    full: int | None = None,
+    evidence: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """*view* unchanged when it fits; else its largest arrays cut from the end, and `elided`
-    with the digest of *original* (the uncapped `{hostResult, bridgeResult}`). *full* is the
-    serialized size of *view* when the caller has measured it."""
-    full = size_of(view) if full is None else full
-    if full <= max_chars:
+    """*view* unchanged when it fits and nothing was cut; else its largest arrays cut from the
+    end, and `elided` with the digest of *original* (the uncapped `{hostResult, bridgeResult}`).
+    *full* is the serialized size of the view before *evidence* was cut from it (shorten_evidence),
+    when the caller has measured it."""
+    evidence = evidence or []
+    size = size_of(view) if full is None or evidence else full
+    if size <= max_chars and not evidence:
         return view
+    over = size > max_chars
     record: dict[str, Any] = {
         "limitChars": max_chars,
-        "fullChars": full,
+        "fullChars": size if full is None else full,
         "fullDigest": digest(original),
         "cuts": [],
-        "note": ELIDED_NOTE,
+        "note": " ".join(
+            note for note, on in ((ELIDED_NOTE, over), (EVIDENCE_NOTE, bool(evidence))) if on
+        ),
     }
     cut: dict[str, Any] = json.loads(json.dumps(view))  # a private copy, edited in place
     totals: dict[str, int] = {}
@@ -176,8 +225,11 @@ def bound(
             removed += size_of(items.pop()) + 1
     kept = {pointer: _count(cut, pointer) for pointer in totals}
     record["cuts"] = [
-        {"path": pointer, "total": total, "kept": kept[pointer]}
-        for pointer, total in totals.items()
+        *evidence,
+        *(
+            {"path": pointer, "total": total, "kept": kept[pointer]}
+            for pointer, total in totals.items()
+        ),
     ]
     cut["elided"] = record
     untrusted = cut["untrusted"]

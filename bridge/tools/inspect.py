@@ -27,7 +27,7 @@ from asp_protocol.wire import present
 from bridge import label
 from bridge.label import Envelope
 from bridge.runtime import BridgeRuntime
-from bridge.structured import size_of
+from bridge.structured import shorten_evidence, size_of
 from bridge.tools import ToolSpec, runtime
 from bridge.tools.inspect_render import (
     Cursor,
@@ -102,6 +102,11 @@ def query_key(request: dict[str, Any]) -> str:
     return digest(request).removeprefix("sha256:")[:16]
 
 
+def _model_size(host_result: dict[str, Any]) -> int:
+    """What *host_result* takes in the model's view, whose freshness evidence is shortened."""
+    return size_of(shorten_evidence(host_result, "/hostResult", []))
+
+
 def render(
     state: BridgeRuntime,
     started: float,
@@ -125,7 +130,7 @@ def render(
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
     limits = replace(state.limits, total_chars=0)
     full_digest = digest(host_result)
-    fixed = size_of(page_of(host_result, verb, 0, 0))  # the answer without any item
+    fixed = _model_size(page_of(host_result, verb, 0, 0))  # the answer without any item
     budget = page_chars
     coverage = (
         "degraded" if degraded else "complete" if exhaustive and not truncated else "incomplete"
@@ -189,7 +194,7 @@ def render(
         )
         # structuredContent: the items' share must fit beside the answer's fixed part (receipt,
         # validAsOf); when even that is too large, the bound cuts it visibly (bridge/structured.py)
-        items_part = size_of(paged) - fixed
+        items_part = _model_size(paged) - fixed
         room = max(
             limits.structured_chars - fixed - size_of(bridge_result) - STRUCTURED_RESERVE,
             limits.structured_chars // 10,

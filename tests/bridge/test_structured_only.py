@@ -167,3 +167,33 @@ async def test_an_evaluation_is_read_for_a_structured_only_client(
         assert reading["unanalysedPaths"] == [] and reading["findings"]["gating"] == 1
         assert reading["nextStep"].startswith("Next step: fix the 1 finding(s)")
         assert 'comparison "introduced"' in reading["nextStep"]  # "all" reports older ones too
+
+
+def test_freshness_evidence_is_shortened_and_said_so() -> None:
+    """Django, a page of `impact`: 86,000 of its 99,800 characters were three copies of 423 blob
+    ids, beside 33 nodes. A model gets the first ids of each list and a record of the cut."""
+    from bridge.fence import TextLimits
+    from bridge.structured import EVIDENCE_KEPT, model_view
+
+    blobs = [f"blob:sha256:{i:064x}" for i in range(423)]
+    answer = {"nodes": [{"id": "a.py"}], "validAsOf": {"rev": "git:tree:1", "blobs": blobs}}
+    host = {
+        "data": {"results": [{"result": answer}]},
+        "validAsOf": {"rev": "git:tree:1", "blobs": blobs},
+        "receipt": {"validAsOf": {"rev": "git:tree:1", "blobs": blobs[:2]}},  # short: kept
+    }
+    envelope = {"tool": "asp_inspect", "hostResult": host, "bridgeResult": None, "error": None}
+    limits = TextLimits(string_chars=2000, total_chars=0, structured_chars=100_000)
+    view = model_view(envelope, "NON-AUTHORITATIVE: x", limits)
+    assert view["hostResult"]["validAsOf"] == {"rev": "git:tree:1", "blobs": blobs[:EVIDENCE_KEPT]}
+    assert view["hostResult"]["receipt"]["validAsOf"]["blobs"] == blobs[:2]
+    assert view["hostResult"]["data"]["results"][0]["result"]["nodes"] == [{"id": "a.py"}]
+    cuts = view["elided"]["cuts"]
+    assert cuts == [
+        {"path": "/hostResult/data/results/0/result/validAsOf/blobs", "total": 423, "kept": 3},
+        {"path": "/hostResult/validAsOf/blobs", "total": 423, "kept": 3},
+    ]
+    assert view["elided"]["fullChars"] > 2 * 423 * 75 > len(json.dumps(view))
+    assert "freshness evidence" in view["elided"]["note"]
+    assert "larger than the bridge passes" not in view["elided"]["note"]  # nothing else was cut
+    assert host["validAsOf"]["blobs"] == blobs, "the host result itself is left as it was"
