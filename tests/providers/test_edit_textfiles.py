@@ -63,6 +63,13 @@ def test_a_template_counts_the_name_in_its_tags_only() -> None:
     )
     found = scan("t/templates/p.html", page.encode(), "get", set().__contains__)
     assert found.counted == [3, 4] and found.prose == []
+    # a filter's name is a registered filter's, not a Python name (Django's `|capfirst`)
+    filters = (
+        "{{ title|capfirst }}\n{{ x | capfirst(2) }}\n{{ capfirst }}\n{{ a|b:capfirst }}\n"
+        "{% filter capfirst|lower %}x{% endfilter %}\n"
+    )
+    found = scan("t/templates/f.html", filters.encode(), "capfirst", set().__contains__)
+    assert found.counted == [3, 4]
 
 
 def test_sphinx_targets_count_under_the_current_module_and_prose_does_not() -> None:

@@ -80,6 +80,7 @@ _MYST_DIRECTIVE = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{(?:py:)?([\w-]+)\}[ \t]*(
 _TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\$\{.*?\}|<%.*?%>", re.DOTALL)
 _STATEMENT = re.compile(r"\{%-?\s*\w+")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+_FILTER = re.compile(r"\|\s*\w+")  # a filter after `|` in a template tag
 _MAN_PAGE = re.compile(r"\.[1-9]")
 _CLASS_DIRECTIVES = frozenset({"class", "autoclass", "exception", "autoexception"})
 _MODULE_DIRECTIVES = frozenset({"module", "currentmodule", "automodule"})
@@ -158,9 +159,15 @@ def _words(word: re.Pattern[str], tag: str) -> list[re.Match[str]]:
     """The matches of *word* in template tag *tag* but in its quoted strings (a `{% translate
     "..." %}` text, a `{% url 'name' %}`) and a statement tag's own name (`{% load %}`, `{% url
     %}`, `{% for %}`): literals and tag names are not Python looked up by name (a tag or filter
-    named after its function is refused by rebinding.py's registering decorators)."""
+    named after its function is refused by rebinding.py's registering decorators). So is a
+    filter's name (`{{ title|capfirst }}`, `{{ x | e }}`): it names a registered filter, and
+    Django's 16 uses of `|capfirst` refused renaming `django.utils.text.capfirst`, which the
+    filter only calls."""
     blanked = _QUOTED.sub(lambda q: " " * len(q.group()), tag)
+    blanked = _FILTER.sub(lambda f: " " * len(f.group()), blanked)
     statement = _STATEMENT.match(blanked)
+    if statement is not None and statement.group().lstrip("{%-").strip() == "filter":
+        return []  # `{% filter capfirst|lower %}`: all of it names filters
     if statement is not None:
         blanked = " " * statement.end() + blanked[statement.end() :]
     return list(word.finditer(blanked))
