@@ -241,6 +241,13 @@ def next_step(
         "add a check provider for their kind and require it in the repository policy (README, "
         '"What allow covers")'
     )
+    if any(p.endswith((".py", ".pyi")) for p in paths.unanalysed):
+        # Home Assistant under a 3.11 host: its 3.13 files were "of a kind no provider checks"
+        kind = (
+            "see coverage.degraded for why a Python file was not read (code for a newer Python "
+            "than the host runs on: run the host on that Python; too large: raise the check's "
+            "maxFileBytes) and, for other kinds, " + kind
+        )
     if not paths.evaluated:
         return f"Next step: no changed path is of a kind a required provider checks; {kind}."
     again = (

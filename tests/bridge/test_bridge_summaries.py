@@ -239,3 +239,21 @@ def test_the_next_step_after_a_failed_check_depends_on_why(
     step = next_step("indeterminate", paths, counts, False)
     assert words in step
     assert ("ask again" in step) == (reason == "timed-out")
+
+
+def test_an_unread_python_file_is_not_sent_to_find_a_provider_for_its_kind() -> None:
+    """Home Assistant (requires-python 3.13) under a 3.11 host: the next step said to add a check
+    provider for the files' kind, which is Python."""
+    from bridge.evaluation import FindingCounts, next_step
+
+    changeset = {"changes": [{"path": "a.py"}, {"path": "new.py"}]}
+    degraded = [{"source": "new.py", "reason": "unsupported", "detail": "written for 3.13"}]
+    paths = evaluated_paths(changeset, {"coverage": {"degraded": degraded}})
+    counts = FindingCounts(total=0, gating=0, advisory=0, unreadable=0)
+    step = next_step("indeterminate", paths, counts, False)
+    assert "run the host on that Python" in step and "for other kinds" in step
+    notes = evaluated_paths(
+        {"changes": [{"path": "a.py"}, {"path": "notes.md"}]},
+        {"coverage": {"degraded": [{**degraded[0], "source": "notes.md"}]}},
+    )
+    assert "newer Python" not in next_step("indeterminate", notes, counts, False)
