@@ -7,6 +7,12 @@ may be called back by that base under the method's name (`readinto`, `get`, `sav
 reads only the workspace, so such a base is judged here: a builtin or a standard-library class
 already loaded in this process is asked whether it has the name (nothing is imported for it);
 any other outside base cannot be read, and the rename is not claimed complete.
+
+pytest calls plugins by name too: every `pytest_*` function or method of a plugin, a
+`conftest.py` or pytest itself is taken as a hook implementation (pluggy matches it to the hook
+spec of that name, with no decorator needed), and `config.hook.pytest_x(...)` calls the specs by
+name. Renaming one (pytest's own `stepwise.pytest_sessionfinish`) silently unplugs it; renaming
+something to such a name plugs it in (or fails "unknown hook").
 """
 
 from __future__ import annotations
@@ -21,6 +27,14 @@ _HARMLESS = frozenset({"object"})
 
 def is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+HOOK_PREFIX = "pytest_"
+
+
+def hook_name(name: str) -> bool:
+    """True when pytest would call a plugin's function or method *name* by that name."""
+    return name.startswith(HOOK_PREFIX) and len(name) > len(HOOK_PREFIX)
 
 
 def outside_base(index: PythonIndex, classes: list[str], name: str) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from reference_host.providers.pyindex.facts import UseFact
 from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
-from reference_host.providers.pyindex.outside import is_dunder, outside_base
+from reference_host.providers.pyindex.outside import hook_name, is_dunder, outside_base
 from reference_host.providers.pyindex.queries import resolve_symbol
 from reference_host.providers.pyindex.rebinding import rebound
 from reference_host.providers.pyindex.spelling import Spelling
@@ -187,6 +187,13 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         special = new if is_dunder(new) else fact.name
         return result.refuse(
             kind, f"{special} is a name Python itself calls: renaming changes that"
+        )
+    if hook_name(fact.name) or hook_name(new):
+        special = new if hook_name(new) else fact.name
+        return result.refuse(
+            "invalid" if hook_name(new) else "unresolved",
+            f"{special} is a pytest hook name ({entry.path}:{fact.span[0] + 1}): pytest calls a "
+            "plugin's or conftest's pytest_* functions and methods by that name",
         )
     cls = _class_of(index, target)
     if cls is not None:

@@ -1,0 +1,48 @@
+"""Renames of names a framework calls by name, found by applying renames to pytest 8.3.5 and
+running its tests: a `pytest_*` function is a hook implementation whether or not it is decorated,
+and a plan that renames it silently unplugs it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.renamed import renamed
+
+PLUGIN = {  # pytest's src/_pytest/stepwise.py, in short
+    "pkg/stepwise.py": (
+        "def pytest_addoption(parser):\n    parser.addoption('--sw')\n\n\n"
+        "def pytest_sessionfinish(session):\n    session.done = True\n\n\n"
+        "class StepwisePlugin:\n    def pytest_collection_modifyitems(self, items):\n"
+        "        items.sort()\n\n    def helper(self):\n        return 1\n\n\n"
+        "def plain():\n    return StepwisePlugin().helper()\n"
+    ),
+    "conftest.py": "def pytest_configure(config):\n    config.x = 1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("symbol", "line"),
+    [
+        ("pkg/stepwise.py::pytest_sessionfinish", "pkg/stepwise.py:5"),
+        ("pkg/stepwise.py::StepwisePlugin.pytest_collection_modifyitems", "pkg/stepwise.py:10"),
+        ("conftest.py::pytest_configure", "conftest.py:1"),
+    ],
+)
+def test_a_hook_implementation_is_never_renamed_complete(symbol: str, line: str) -> None:
+    """pluggy finds `pytest_*` functions and methods of a plugin or conftest by their name."""
+    result, _ = renamed(PLUGIN, symbol, "finished")
+    assert result.refusal == "unresolved", result
+    assert "pytest hook name" in result.detail and line in result.detail, result.detail
+
+
+def test_nothing_is_renamed_to_a_hook_name() -> None:
+    result, _ = renamed(PLUGIN, "pkg/stepwise.py::plain", "pytest_plain")
+    assert result.refusal == "invalid", result
+    assert "pytest_plain" in result.detail
+
+
+def test_an_ordinary_function_and_method_of_a_plugin_still_rename() -> None:
+    result, out = renamed(PLUGIN, "pkg/stepwise.py::StepwisePlugin.helper", "assist")
+    assert result.refusal is None, result.detail
+    assert "def assist(self):" in out["pkg/stepwise.py"]
+    assert "StepwisePlugin().assist()" in out["pkg/stepwise.py"]
