@@ -46,3 +46,24 @@ def test_an_ordinary_function_and_method_of_a_plugin_still_rename() -> None:
     assert result.refusal is None, result.detail
     assert "def assist(self):" in out["pkg/stepwise.py"]
     assert "StepwisePlugin().assist()" in out["pkg/stepwise.py"]
+
+
+NAMED = {  # httpx 0.28's _urlparse.ParseResult
+    "m.py": (
+        "import typing\nfrom typing import NamedTuple\n\n\nclass P(typing.NamedTuple):\n"
+        "    scheme: str\n\n    def copy_with(self):\n        return self\n\n"
+        "    def _replace(self):\n        return self\n\n\n"
+        "class Q(NamedTuple):\n    def count(self):\n        return 0\n\n\n"
+        "P('a').copy_with()\n"
+    ),
+}
+
+
+def test_a_method_of_a_named_tuple_renames_unless_tuple_has_it() -> None:
+    """`typing.NamedTuple` is a function, not a class: its classes derive from tuple."""
+    result, out = renamed(NAMED, "m.py::P.copy_with", "with_copy")
+    assert result.refusal is None, result.detail
+    assert "P('a').with_copy()" in out["m.py"]
+    for symbol in ("m.py::P._replace", "m.py::Q.count"):
+        result, _ = renamed(NAMED, symbol, "other")
+        assert result.refusal == "unresolved" and "which has" in result.detail, result.detail

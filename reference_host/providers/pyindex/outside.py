@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import builtins
 import sys
+import typing
 
 from reference_host.providers.pyindex.index import PythonIndex
 
 _HARMLESS = frozenset({"object"})
+
+
+class _NamedTupleBase(tuple):  # type: ignore[type-arg]
+    """What `class P(NamedTuple)` inherits: tuple's members and the `_`-named helpers."""
+
+    _make = _replace = _asdict = _fields = _field_defaults = None
 
 
 def is_dunder(name: str) -> bool:
@@ -82,6 +89,8 @@ def _loaded_class(index: PythonIndex, path: str, scope: int, chain: tuple[str, .
         return None
     for part in rest:
         value = getattr(value, part, None)
+    if value is typing.NamedTuple:  # a function making a tuple class with its fields as members
+        return _NamedTupleBase
     return value if isinstance(value, type) else None
 
 
