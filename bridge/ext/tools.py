@@ -49,9 +49,15 @@ def _reporter(ctx: Context) -> ReportProgress:
 
 
 def _answer(
-    rt: BridgeRuntime, tool: str, outcome: Outcome, summary: str | None = None
+    rt: BridgeRuntime,
+    tool: str,
+    outcome: Outcome,
+    summary: str | None = None,
+    bridge_result: dict[str, Any] | None = None,
 ) -> CallToolResult:
-    return rt.answer(tool, outcome, summary=summary, binding="mcp-extension")
+    return rt.answer(
+        tool, outcome, summary=summary, binding="mcp-extension", bridge_result=bridge_result
+    )
 
 
 async def _admit(
@@ -225,10 +231,7 @@ def bindings(ext: AspOuterSeamExtension) -> list[ToolBinding]:
         reading = _decision_summary(outcome.result, callSite, changeset, inline, comparison)
         if reading is None:
             return _answer(rt, EVALUATE, outcome)
-        summary, report = reading
-        return rt.answer(
-            EVALUATE, outcome, summary=summary, binding="mcp-extension", bridge_result=report
-        )
+        return _answer(rt, EVALUATE, outcome, *reading)
 
     async def asp_ext_request_edit_plan(
         ctx: Context,
