@@ -58,6 +58,7 @@ async def test_forward_references_are_renamed_with_the_definition() -> None:
         ("from unittest import mock\n\n\n@mock.patch('pkg.fmt.Formatter')\ndef t(m): pass\n", 4),
         ("ENTRY = 'pkg.fmt:Formatter'\n", 1),
         ('def f():\n    """\n    >>> Formatter()\n    """\n', 2),
+        ('def f():\n    """\n    >>> import pkg.fmt\n    >>> pkg.fmt.Formatter()\n    """\n', 2),
     ],
 )
 async def test_other_strings_that_spell_the_name_make_the_rename_incomplete(
@@ -123,3 +124,17 @@ async def test_an_attribute_assigned_under_the_name_makes_the_rename_incomplete(
     assert plan["status"] == "incomplete", plan
     assert "patch.py:" in plan["incomplete"]["detail"]
     assert "assign an attribute" in plan["incomplete"]["detail"]
+
+
+@pytest.mark.anyio
+async def test_a_doctest_spelling_the_name_only_in_a_string_or_comment_does_not_use_it() -> None:
+    """httpx's `request` docstring: `>>> httpx.request('GET', 'https://httpbin.org/get')` made
+    every rename of its `get` function incomplete."""
+    doc = (
+        'def f():\n    """\n    >>> f(\'https://host/Formatter\', "Formatter\'s")  # Formatter\n'
+        '    """\n'
+    )
+    plan = await provider_plan(
+        {**LIB, "doc.py": doc}, "rename", symbol="pkg.fmt.Formatter", newName="Writer"
+    )
+    assert plan["status"] == "complete", plan

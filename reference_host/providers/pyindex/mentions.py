@@ -30,6 +30,7 @@ from reference_host.providers.pyindex.tokens import Pos
 _PATH = re.compile(r"[A-Za-z_][\w.:]*")
 _PLAIN = re.compile(r"(?i)(?P<prefix>[ru]?)(?P<quote>'|\")")
 _TYPE_CHARS = r"[\w.:\[\], |]*"
+_QUOTED = re.compile(r"(?P<q>['\"])(?:\\.|(?!(?P=q)).)*(?P=q)")
 
 
 @dataclass
@@ -101,12 +102,17 @@ def _spells(content: str, name: str) -> bool:
 
 
 def _doctest_uses(content: str, name: str) -> bool:
-    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
-    return any(
-        word.search(line)
-        for line in content.splitlines()
-        if line.lstrip().startswith((">>>", "..."))
-    )
+    """True when a doctest line of *content* uses *name* in its code: bare or as an attribute
+    (`>>> pkg.name(...)`, `>>> obj.name`), not inside a string literal (httpx's
+    `>>> httpx.request('GET', 'https://httpbin.org/get')` does not use a `get`) or a comment."""
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    for line in content.splitlines():
+        code = line.lstrip()
+        if code.startswith((">>>", "...")):
+            code = _QUOTED.sub("''", code[3:]).partition("#")[0]
+            if word.search(code):
+                return True
+    return False
 
 
 def _forward_sites(
