@@ -130,7 +130,8 @@ def render(
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
     limits = replace(state.limits, total_chars=0)
     full_digest = digest(host_result)
-    fixed = _model_size(page_of(host_result, verb, 0, 0))  # the answer without any item
+    empty = page_of(host_result, verb, 0, 0)  # the answer without any item
+    fixed, raw_fixed = _model_size(empty), size_of(empty)
     budget = page_chars
     coverage = (
         "degraded" if degraded else "complete" if exhaustive and not truncated else "incomplete"
@@ -194,7 +195,7 @@ def render(
         )
         # structuredContent: the items' share must fit beside the answer's fixed part (receipt,
         # validAsOf); when even that is too large, the bound cuts it visibly (bridge/structured.py)
-        items_part = _model_size(paged) - fixed
+        items_part = size_of(paged) - raw_fixed  # the items alone (no evidence among them)
         room = max(
             limits.structured_chars - fixed - size_of(bridge_result) - STRUCTURED_RESERVE,
             limits.structured_chars // 10,
