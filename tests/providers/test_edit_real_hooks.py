@@ -30,9 +30,10 @@ PLUGIN = {  # pytest's src/_pytest/stepwise.py, in short
 )
 def test_a_hook_implementation_is_never_renamed_complete(symbol: str, line: str) -> None:
     """pluggy finds `pytest_*` functions and methods of a plugin or conftest by their name."""
-    result, _ = renamed(PLUGIN, symbol, "finished")
-    assert result.refusal == "unresolved", result
-    assert "pytest hook name" in result.detail and line in result.detail, result.detail
+    for new in ("finished", "pytest_finished"):
+        result, _ = renamed(PLUGIN, symbol, new)
+        assert result.refusal == "unresolved", result
+        assert "pytest hook name" in result.detail and line in result.detail, result.detail
 
 
 def test_nothing_is_renamed_to_a_hook_name() -> None:

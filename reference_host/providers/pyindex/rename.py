@@ -189,9 +189,9 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             kind, f"{special} is a name Python itself calls: renaming changes that"
         )
     if hook_name(fact.name) or hook_name(new):
-        special = new if hook_name(new) else fact.name
+        special = fact.name if hook_name(fact.name) else new  # the definition's reason first
         return result.refuse(
-            "invalid" if hook_name(new) else "unresolved",
+            "unresolved" if hook_name(fact.name) else "invalid",
             f"{special} is a pytest hook name ({entry.path}:{fact.span[0] + 1}): pytest calls a "
             "plugin's or conftest's pytest_* functions and methods by that name",
         )
