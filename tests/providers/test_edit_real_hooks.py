@@ -68,3 +68,35 @@ def test_a_method_of_a_named_tuple_renames_unless_tuple_has_it() -> None:
     for symbol in ("m.py::P._replace", "m.py::Q.count"):
         result, _ = renamed(NAMED, symbol, "other")
         assert result.refusal == "unresolved" and "which has" in result.detail, result.detail
+
+
+JUPYTER = {  # rich 13.9's jupyter.py: every renderable derives from JupyterMixin
+    "m.py": (
+        "class JupyterMixin:\n    def _repr_mimebundle_(self, include, exclude):\n"
+        "        return {}\n\n    def _private(self):\n        return 1\n\n\n"
+        "class Table(JupyterMixin):\n    pass\n\n\nTable()._private()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("symbol", "new", "refusal", "spelled"),
+    [
+        ("m.py::JupyterMixin._repr_mimebundle_", "mimebundle", "unresolved", "_repr_mimebundle_"),
+        ("m.py::JupyterMixin._private", "_repr_html_", "invalid", "_repr_html_"),
+    ],
+)
+def test_a_sunder_name_is_never_renamed_nor_given(
+    symbol: str, new: str, refusal: str, spelled: str
+) -> None:
+    """IPython looks `_repr_mimebundle_` up by name: renamed, rich tables lost their HTML form
+    in a notebook (IPython's DisplayFormatter gave only text/plain) and no test noticed."""
+    result, _ = renamed(JUPYTER, symbol, new)
+    assert result.refusal == refusal, result
+    assert f"{spelled} is a name Python itself calls" in result.detail, result.detail
+
+
+def test_a_private_name_still_renames() -> None:
+    result, out = renamed(JUPYTER, "m.py::JupyterMixin._private", "_hidden")
+    assert result.refusal is None, result.detail
+    assert "Table()._hidden()" in out["m.py"]

@@ -2,6 +2,8 @@
 
 A method's name is part of a contract with whatever calls it. Python itself calls the dunder
 methods (`__exit__`, `__getattr__`, `__init__`: renaming click's `LazyFile.__exit__` broke a test),
+IPython and enum the `_sunder_` ones (renaming rich's `JupyterMixin._repr_mimebundle_` left
+every rich renderable without its HTML form in a notebook),
 and a class whose base is outside the workspace (`io.RawIOBase`, `dict`, a framework's model)
 may be called back by that base under the method's name (`readinto`, `get`, `save`). The index
 reads only the workspace, so such a base is judged here: a builtin or a standard-library class
@@ -33,7 +35,12 @@ class _NamedTupleBase(tuple):  # type: ignore[type-arg]
 
 
 def is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+    """True for a name Python or a library calls by protocol: a dunder (`__exit__`), or a
+    "sunder" `_name_` (IPython's `_repr_html_`/`_repr_mimebundle_`, which rich's JupyterMixin
+    defines for every renderable; enum's `_missing_`, `_generate_next_value_`)."""
+    if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+        return True
+    return len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
 
 
 HOOK_PREFIX = "pytest_"

@@ -186,7 +186,9 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         kind = "invalid" if is_dunder(new) else "unresolved"
         special = new if is_dunder(new) else fact.name
         return result.refuse(
-            kind, f"{special} is a name Python itself calls: renaming changes that"
+            kind,
+            f"{special} is a name Python itself calls (or IPython, enum: a `_name_`): "
+            "renaming changes that",
         )
     if hook_name(fact.name) or hook_name(new):
         special = fact.name if hook_name(fact.name) else new  # the definition's reason first
