@@ -246,9 +246,8 @@ class PythonEditProvider(ProviderRuntime):
             for line, col in sorted(outcome.sites.get(path, ())):
                 edits.replace(line, col, col + len(outcome.old), new)
                 count += 1
-            for token in outcome.strings.get(path, []):
-                quote = token.text[0]
-                edits.replace(token.start[0], token.start[1], token.end[1], f"{quote}{new}{quote}")
+            for token, text in outcome.strings.get(path, []):
+                edits.replace(token.start[0], token.start[1], token.end[1], text)
                 count += 1
             files.append(edits)
         return plan(

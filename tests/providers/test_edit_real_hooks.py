@@ -100,3 +100,31 @@ def test_a_private_name_still_renames() -> None:
     result, out = renamed(JUPYTER, "m.py::JupyterMixin._private", "_hidden")
     assert result.refusal is None, result.detail
     assert "Table()._hidden()" in out["m.py"]
+
+
+SORTED = {  # httpx 0.28: `__all__` is kept sorted, and tests/test_exported_members.py says so
+    "pkg/__init__.py": (
+        "from .models import *\n\n__all__ = [\n    'Auth',\n    'codes',\n    'Request',\n"
+        "    'Response',\n]\n"
+    ),
+    "pkg/models.py": (
+        "__all__ = ['Auth', 'Request', 'Response', 'stream']\n\n\nclass Auth: pass\n\n\n"
+        "class Request: pass\n\n\nclass Response: pass\n\n\ndef stream(): pass\n\n\ncodes = 1\n"
+    ),
+    "pkg/loose.py": "from .models import Response\n\n__all__ = ['Response', 'Auth0', 'Zed']\n",
+}
+
+
+def test_a_sorted_all_stays_sorted() -> None:
+    """Renamed in place, httpx's `Response` -> `Reply` left `__all__` out of order and
+    test_all_imports_are_exported failed."""
+    result, out = renamed(SORTED, "pkg/models.py::Response", "Reply")
+    assert result.refusal is None, result.detail
+    assert out["pkg/__init__.py"] == (  # case-folded order, as httpx sorts it
+        "from .models import *\n\n__all__ = [\n    'Auth',\n    'codes',\n    'Reply',\n"
+        "    'Request',\n]\n"
+    )
+    assert out["pkg/models.py"].startswith("__all__ = ['Auth', 'Reply', 'Request', 'stream']\n")
+    assert "class Reply: pass" in out["pkg/models.py"]
+    # an unsorted list keeps its order: only the renamed entry changes
+    assert out["pkg/loose.py"].endswith("__all__ = ['Reply', 'Auth0', 'Zed']\n")

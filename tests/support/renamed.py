@@ -31,7 +31,7 @@ def renamed(sources: dict[str, str], symbol: str, new: str) -> tuple[RenameResul
                 Edit((ln, c), (ln, c + len(result.old)), new)
                 for ln, c in result.sites.get(path, ())
             ]
-            edits += [Edit(t.start, t.end, f"'{new}'") for t in result.strings.get(path, [])]
+            edits += [Edit(t.start, t.end, text) for t, text in result.strings.get(path, [])]
             out[path] = apply_text_edits(sources[path].encode(), edits).decode()
     return result, out
 

@@ -43,7 +43,7 @@ class RenameResult:
     old: str = ""
     target: str = ""
     sites: dict[str, set[Pos]] = field(default_factory=dict)
-    strings: dict[str, list[Token]] = field(default_factory=dict)
+    strings: dict[str, list[tuple[Token, str]]] = field(default_factory=dict)  # token, new text
     refusal: str | None = None  # "invalid" | "ambiguous" | "unresolved"
     detail: str = ""
     spelling: Spelling | None = None  # which bindings change with the name (set once resolved)
@@ -312,7 +312,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             statements = source.all_statements()
             if statements is None:
                 return result.refuse("unresolved", f"cannot read the __all__ of {path}")
-            result.strings[path] = all_strings(statements, fact.name)
+            result.strings[path] = all_strings(statements, fact.name, new)
     captured = _captured(index, spelling, binds_new, new)
     if captured is not None:
         return result.refuse(

@@ -203,15 +203,41 @@ def import_aliases(tokens: list[Token], span: Span) -> tuple[list[Alias], bool]:
     return aliases, parens
 
 
-def all_strings(tokens: list[Token], name: str) -> list[Token]:
-    """String tokens spelling *name* inside module-level `__all__ = [...]` / `+=` statements."""
-    found: list[Token] = []
-    active = False
+def all_strings(tokens: list[Token], name: str, new: str) -> list[tuple[Token, str]]:
+    """The string tokens of module-level `__all__ = [...]` / `+=` statements to rewrite when
+    *name* becomes *new*, each with its new text: the one spelling *name*, or, when the
+    statement is a plain list of names kept sorted (as is or case-folded; httpx's tests assert
+    `httpx.__all__ == sorted(...)`), every string whose place in that order changes."""
+    found: list[tuple[Token, str]] = []
+    statement: list[Token] | None = None
     for tok in tokens:
         if tok.kind == tokenize.NAME and tok.text == "__all__" and tok.start[1] == 0:
-            active = True
-        elif active and tok.kind == tokenize.NEWLINE:
-            active = False
-        elif active and tok.kind == tokenize.STRING and tok.text in (f"'{name}'", f'"{name}"'):
-            found.append(tok)
+            statement = []
+        elif statement is not None and tok.kind == tokenize.NEWLINE:
+            found += _exports(statement, name, new)
+            statement = None
+        elif statement is not None:
+            statement.append(tok)
     return found
+
+
+_LISTING = frozenset({tokenize.STRING, tokenize.NL, tokenize.COMMENT})
+
+
+def _exports(statement: list[Token], name: str, new: str) -> list[tuple[Token, str]]:
+    strings = [t for t in statement if t.kind == tokenize.STRING]
+    plain = [t for t in strings if t.text[:1] in "'\"" and t.text[1:-1].isidentifier()]
+    renamed = [(t, f"{t.text[0]}{new}{t.text[0]}") for t in plain if t.text[1:-1] == name]
+    listing = all(t.kind in _LISTING or t.text in "=+=[](),:" for t in statement[1:])
+    if not renamed or len(plain) != len(strings) or len(plain) < 3 or not listing:
+        return renamed
+    names = [t.text[1:-1] for t in plain]
+    for key in (None, str.casefold):
+        if names == sorted(names, key=key):
+            after = sorted([new if n == name else n for n in names], key=key)
+            return [
+                (t, f"{t.text[0]}{a}{t.text[0]}")
+                for t, n, a in zip(plain, names, after, strict=True)
+                if n != a
+            ]
+    return renamed
