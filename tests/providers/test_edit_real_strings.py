@@ -138,3 +138,26 @@ async def test_a_doctest_spelling_the_name_only_in_a_string_or_comment_does_not_
         {**LIB, "doc.py": doc}, "rename", symbol="pkg.fmt.Formatter", newName="Writer"
     )
     assert plan["status"] == "complete", plan
+
+
+@pytest.mark.anyio
+async def test_a_type_alias_string_is_renamed_and_a_literal_value_is_not() -> None:
+    """httpx's `TimeoutTypes = Union[..., "Timeout"]` refused renaming Timeout (the alias was not
+    read as a type); a `Literal['make']` value is data, never a reference to rename."""
+    alias = "from typing import Union\n\nimport pkg.fmt\n\nT = Union[int, 'pkg.fmt.Formatter']\n"
+    plan = await provider_plan(
+        {**LIB, "alias.py": alias}, "rename", symbol="pkg.fmt.Formatter", newName="Writer"
+    )
+    assert plan["status"] == "complete", plan
+    assert (
+        "T = Union[int, 'pkg.fmt.Writer']" in planned({**LIB, "alias.py": alias}, plan)["alias.py"]
+    )
+    literal = (
+        "from typing import Literal\n\nfrom pkg.fmt import make\n\n\n"
+        "def pick(k: Literal['make']) -> None:\n    make()\n"
+    )
+    plan = await provider_plan(
+        {**LIB, "lit.py": literal}, "rename", symbol="pkg.fmt.make", newName="build"
+    )
+    assert plan["status"] == "incomplete", plan
+    assert "lit.py:6" in plan["incomplete"]["detail"]

@@ -68,10 +68,24 @@ def _parameter_names(tree: ast.Module) -> set[int]:
     }
 
 
+# subscripted names whose arguments are type expressions: a module-level `X = Union[..., "T"]`
+# is a type alias whose strings are forward references (httpx's `TimeoutTypes`)
+_GENERICS = frozenset(
+    {"Union", "Optional", "Type", "type", "List", "list", "Dict", "dict", "Tuple", "tuple"}
+    | {"Set", "set", "FrozenSet", "frozenset", "Sequence", "Mapping", "Iterable", "Iterator"}
+    | {"Callable", "Generator", "AsyncIterator", "Awaitable", "Coroutine", "MutableMapping"}
+)
+
+
 def _annotation_strings(tree: ast.Module) -> list[ast.Constant]:
-    """String constants evaluated as type expressions: in annotations, `cast(T, ...)`'s first
-    argument and `TypeVar(..., bound=T)`."""
+    """String constants evaluated as type expressions: in annotations, type aliases, `cast(T,
+    ...)`'s first argument and `TypeVar(..., bound=T)` — not inside `Literal[...]`, whose
+    strings are values (they are then judged like any other string)."""
     roots: list[ast.expr] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+            if (name_chain(node.value.value) or ("",))[-1] in _GENERICS:
+                roots.append(node.value)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
@@ -87,11 +101,18 @@ def _annotation_strings(tree: ast.Module) -> list[ast.Constant]:
                 roots.append(node.args[0])
             elif called[-1:] == ("TypeVar",):
                 roots += [k.value for k in node.keywords if k.arg == "bound"]
+    literal = {
+        id(c)
+        for root in roots
+        for sub in ast.walk(root)
+        if isinstance(sub, ast.Subscript) and (name_chain(sub.value) or ())[-1:] == ("Literal",)
+        for c in ast.walk(sub.slice)
+    }
     return [
         c
         for root in roots
         for c in ast.walk(root)
-        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        if isinstance(c, ast.Constant) and isinstance(c.value, str) and id(c) not in literal
     ]
 
 
