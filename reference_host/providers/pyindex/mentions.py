@@ -82,10 +82,10 @@ def _annotation_strings(tree: ast.Module) -> list[ast.Constant]:
     ...)`'s first argument and `TypeVar(..., bound=T)` — not inside `Literal[...]`, whose
     strings are values (they are then judged like any other string)."""
     roots: list[ast.expr] = []
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
-            if (name_chain(node.value.value) or ("",))[-1] in _GENERICS:
-                roots.append(node.value)
+    for statement in tree.body:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if isinstance(value, ast.Subscript) and (name_chain(value.value) or ("",))[-1] in _GENERICS:
+            roots.append(value)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
