@@ -161,3 +161,15 @@ async def test_a_type_alias_string_is_renamed_and_a_literal_value_is_not() -> No
     )
     assert plan["status"] == "incomplete", plan
     assert "lit.py:6" in plan["incomplete"]["detail"]
+
+
+@pytest.mark.anyio
+async def test_a_doctest_attribute_counts_when_it_may_be_the_definition() -> None:
+    """httpx's `Client` docstring: `>>> response = client.get(...)` is a method of another object,
+    not the module function `get`; `>>> pkg.fmt.make()` is the function itself."""
+    doc = 'def f():\n    """\n    >>> thing.make()\n    """\n'
+    plan = await provider_plan({**LIB, "d.py": doc}, "rename", symbol="pkg.fmt.make", newName="b")
+    assert plan["status"] == "complete", plan
+    doc = 'def f():\n    """\n    >>> pkg.fmt.make()\n    """\n'
+    plan = await provider_plan({**LIB, "d.py": doc}, "rename", symbol="pkg.fmt.make", newName="b")
+    assert plan["status"] == "incomplete" and "d.py:2" in plan["incomplete"]["detail"], plan

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reference_host.providers.editing import split_lines
@@ -122,18 +123,27 @@ def _spells(content: str, name: str) -> bool:
     return _PATH.fullmatch(stripped) is not None and name in re.split(r"[.:]", stripped)
 
 
-def _doctest_uses(content: str, name: str) -> bool:
-    """True when a doctest line of *content* uses *name* in its code: bare or as an attribute
-    (`>>> pkg.name(...)`, `>>> obj.name`), not inside a string literal (httpx's
-    `>>> httpx.request('GET', 'https://httpbin.org/get')` does not use a `get`) or a comment."""
-    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+def _doctest_uses(content: str, name: str, reaches: Callable[[str], bool]) -> bool:
+    """True when a doctest line of *content* uses *name* in its code, not inside a string
+    literal (httpx's `>>> httpx.request('GET', 'https://httpbin.org/get')` does not use a `get`)
+    or a comment: bare, or as an attribute of a prefix *reaches* accepts (`>>> pkg.mod.name()`)."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    dotted = re.compile(rf"([A-Za-z_][\w.]*)\.{re.escape(name)}(?!\w)")
     for line in content.splitlines():
         code = line.lstrip()
         if code.startswith((">>>", "...")):
             code = _QUOTED.sub("''", code[3:]).partition("#")[0]
-            if word.search(code):
+            if word.search(code) or any(reaches(m.group(1)) for m in dotted.finditer(code)):
                 return True
     return False
+
+
+def _prefixes(index: PythonIndex, spelling: Spelling) -> Callable[[str], bool]:
+    """Which `prefix.` before the name in a doctest may reach the definition: any, for a method
+    (`obj.method`: the object is unknown); for a module-level one, a workspace module (`pkg.f`,
+    not `client.get` when renaming the module function `get`)."""
+    member = "." in spelling.target.partition("::")[2]
+    return lambda prefix: member or index.resolve_module(prefix) is not None
 
 
 def _forward_sites(
@@ -183,6 +193,7 @@ def _forward_sites(
 def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spelling) -> Mentions:
     """The mentions of `spelling.old` in the string literals of *texts* (path -> text)."""
     name, out = spelling.old, Mentions()
+    reaches = _prefixes(index, spelling)
     word = rf"(?<!\w){re.escape(name)}(?!\w)"
     probe = re.compile(  # a quoted identifier, path or type expression; a doctest line
         rf"(?P<q>['\"]){_TYPE_CHARS}{word}{_TYPE_CHARS}(?P=q)"
@@ -210,7 +221,7 @@ def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spellin
                     out.places.append(f"{path}:{node.lineno}")
                 elif sites:
                     out.sites.setdefault(path, set()).update(sites)
-            elif _spells(node.value, name) or _doctest_uses(node.value, name):
+            elif _spells(node.value, name) or _doctest_uses(node.value, name, reaches):
                 out.places.append(f"{path}:{node.lineno}")
     return out
 
