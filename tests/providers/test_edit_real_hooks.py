@@ -128,3 +128,23 @@ def test_a_sorted_all_stays_sorted() -> None:
     assert "class Reply: pass" in out["pkg/models.py"]
     # an unsorted list keeps its order: only the renamed entry changes
     assert out["pkg/loose.py"].endswith("__all__ = ['Reply', 'Auth0', 'Zed']\n")
+
+
+MIRROR = {  # httpx 0.28: its exceptions mirror httpcore's, mapped and compared by name
+    "pkg/errors.py": "class PoolTimeout(Exception):\n    pass\n\n\nclass Own(Exception):\n    pass\n",
+    "pkg/transport.py": (
+        "import httpcore\n\nfrom pkg import errors\nfrom pkg.errors import Own, PoolTimeout\n\n"
+        "MAP = {httpcore.PoolTimeout: PoolTimeout}\nerrors.Own\n"
+    ),
+}
+
+
+def test_a_class_named_like_an_outside_modules_attribute_is_not_renamed_silently() -> None:
+    """Renaming httpx's PoolTimeout was complete and broke test_httpcore_all_exceptions_mapped,
+    which checks every httpcore exception has an httpx one of the same __name__."""
+    result, _ = renamed(MIRROR, "pkg/errors.py::PoolTimeout", "PoolWait")
+    assert result.refusal == "unresolved", result
+    assert "pkg/transport.py:6" in result.detail and "outside the workspace" in result.detail
+    result, out = renamed(MIRROR, "pkg/errors.py::Own", "Mine")  # errors.Own is the workspace's
+    assert result.refusal is None, result.detail
+    assert "errors.Mine\n" in out["pkg/transport.py"]

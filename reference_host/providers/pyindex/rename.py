@@ -244,6 +244,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         if not spelling.note_aliases(path, source):
             return result.refuse("unresolved", f"cannot read the imports of {fact.name} in {path}")
     unresolved: list[str] = []
+    mirrored: list[str] = []  # `outside_module.<name>` reads: a class mirroring it by name
     binds_new: set[tuple[str, int]] = set()  # (path, scope) where the new name will be bound
     if entry.facts.scopes[fact.parent_scope].kind != "class":
         binds_new.add((entry.path, fact.parent_scope))
@@ -277,6 +278,8 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                     result.sites.setdefault(path, set()).add(positions[k])  # type: ignore[arg-type]
                 elif cls is not None and k > 0 and consumed < k and not _external(file, use):
                     unresolved.append(f"{path}:{use.span[0] + 1}")
+                elif fact.kind == "class" and cls is None and k > 0 == consumed and _external(file, use):
+                    mirrored.append(f"{path}:{use.span[0] + 1}")
         for imp in file.facts.imports:
             if imp.name != fact.name:
                 continue
@@ -318,6 +321,14 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         return result.refuse(
             "invalid",
             f"{captured} reads a {new} the renamed name would hide (a builtin or a star import)",
+        )
+    if mirrored:
+        return result.refuse(
+            "unresolved",
+            f"{fact.name} is also read from a module outside the workspace, at "
+            + ", ".join(sorted(set(mirrored))[:MAX_REPORTED])
+            + ": code or tests may pair the two by name (httpx maps httpcore's exceptions to "
+            "its own of the same names, and a test compares their __name__s)",
         )
     if unresolved:
         unique = sorted(set(unresolved))
