@@ -173,3 +173,15 @@ async def test_a_doctest_attribute_counts_when_it_may_be_the_definition() -> Non
     doc = 'def f():\n    """\n    >>> pkg.fmt.make()\n    """\n'
     plan = await provider_plan({**LIB, "d.py": doc}, "rename", symbol="pkg.fmt.make", newName="b")
     assert plan["status"] == "incomplete" and "d.py:2" in plan["incomplete"]["detail"], plan
+
+
+@pytest.mark.anyio
+async def test_a_string_showing_a_class_repr_makes_its_rename_incomplete() -> None:
+    """httpx's Timeout builds its repr from `self.__class__.__name__` and a test expects
+    `"Timeout(timeout=5.0)"`: renamed, the plan was complete and that test failed."""
+    test = "from pkg.fmt import Formatter\n\nassert repr(Formatter()) == 'Formatter(width=1)'\n"
+    sources = {**LIB, "t.py": test}
+    plan = await provider_plan(sources, "rename", symbol="pkg.fmt.Formatter", newName="Writer")
+    assert plan["status"] == "incomplete" and "t.py:3" in plan["incomplete"]["detail"], plan
+    plan = await provider_plan(sources, "rename", symbol="pkg.fmt.make", newName="build")
+    assert plan["status"] == "complete", plan  # a function's name is not in a repr

@@ -11,7 +11,9 @@ then fails when it runs. So every Python file's strings are read once more:
 - `__all__` strings are the rename's own business (rename.py);
 - any other string that spells the name as an identifier or a component of a dotted path
   (`pkg.mod.name`, `pkg.mod:name`), and any doctest line that uses it, makes the rename
-  incomplete, with where: what such a string names cannot be known statically.
+  incomplete, with where: what such a string names cannot be known statically; so does, for a
+  class, a string holding `Name(`: a repr built from `__class__.__name__` that a test expects
+  (httpx's `"Timeout(timeout=5.0)"`).
 Prose that mentions the name among other words is left alone.
 """
 
@@ -195,11 +197,14 @@ def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spellin
     name, out = spelling.old, Mentions()
     reaches = _prefixes(index, spelling)
     word = rf"(?<!\w){re.escape(name)}(?!\w)"
+    found = index.def_fact(spelling.target)
+    shown = found is not None and found[1].kind == "class"  # its __name__ shows in reprs
     probe = re.compile(  # a quoted identifier, path or type expression; a doctest line
         rf"(?P<q>['\"]){_TYPE_CHARS}{word}{_TYPE_CHARS}(?P=q)"
-        rf"|^[ \t]*(?:>>>|\.\.\.)[^\n]*{word}",
+        rf"|^[ \t]*(?:>>>|\.\.\.)[^\n]*{word}" + (rf"|['\"][^'\"\n]*{word}\(" if shown else ""),
         re.MULTILINE,
     )
+    reprs = re.compile(rf"(?<![\w.]){re.escape(name)}\(")
     for path, text in sorted(texts.items()):
         if name not in text or path not in index.files or probe.search(text) is None:
             continue
@@ -221,7 +226,11 @@ def string_mentions(index: PythonIndex, texts: dict[str, str], spelling: Spellin
                     out.places.append(f"{path}:{node.lineno}")
                 elif sites:
                     out.sites.setdefault(path, set()).update(sites)
-            elif _spells(node.value, name) or _doctest_uses(node.value, name, reaches):
+            elif (
+                _spells(node.value, name)
+                or _doctest_uses(node.value, name, reaches)
+                or (shown and reprs.search(node.value))  # `"Timeout(timeout=5.0)"`: a repr
+            ):
                 out.places.append(f"{path}:{node.lineno}")
     return out
 
