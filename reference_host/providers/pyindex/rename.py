@@ -278,7 +278,12 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
                     result.sites.setdefault(path, set()).add(positions[k])  # type: ignore[arg-type]
                 elif cls is not None and k > 0 and consumed < k and not _external(file, use):
                     unresolved.append(f"{path}:{use.span[0] + 1}")
-                elif fact.kind == "class" and cls is None and k > 0 == consumed and _external(file, use):
+                elif (
+                    fact.kind == "class"
+                    and cls is None
+                    and k > 0 == consumed
+                    and _external(file, use)
+                ):
                     mirrored.append(f"{path}:{use.span[0] + 1}")
         for imp in file.facts.imports:
             if imp.name != fact.name:
