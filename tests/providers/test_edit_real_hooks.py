@@ -148,3 +148,22 @@ def test_a_class_named_like_an_outside_modules_attribute_is_not_renamed_silently
     result, out = renamed(MIRROR, "pkg/errors.py::Own", "Mine")  # errors.Own is the workspace's
     assert result.refusal is None, result.detail
     assert "errors.Mine\n" in out["pkg/transport.py"]
+
+
+LOADER = {  # pytest 8.3's AssertionRewritingHook
+    "m.py": (
+        "import importlib.abc\n\n\nclass Hook(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+        "    def get_resource_reader(self, name):\n        return None\n\n\n"
+        "Hook().get_resource_reader('x')\n"
+    ),
+}
+
+
+def test_an_optional_method_of_an_import_hook_is_not_renamed() -> None:
+    """importlib.resources asks a loader for `get_resource_reader`, which importlib.abc.Loader
+    does not define: renamed, test_load_resource_via_files_with_rewrite failed."""
+    import importlib.abc  # noqa: F401  (loaded, as in the host; the rule needs the class)
+
+    result, _ = renamed(LOADER, "m.py::Hook.get_resource_reader", "reader")
+    assert result.refusal == "unresolved", result
+    assert "calls its hooks' methods by name" in result.detail, result.detail

@@ -26,6 +26,9 @@ import typing
 from reference_host.providers.pyindex.index import PythonIndex
 
 _HARMLESS = frozenset({"object"})
+# standard-library frameworks that look optional methods up on their subclasses by name, beyond
+# what the base class defines (importlib.resources asks a loader for `get_resource_reader`)
+_CALLED_BY_NAME = frozenset({"importlib"})
 
 
 class _NamedTupleBase(tuple):  # type: ignore[type-arg]
@@ -71,6 +74,8 @@ def outside_base(index: PythonIndex, classes: list[str], name: str) -> str | Non
                 return f"{class_id} derives from {spelled}, outside the workspace: it may define or call {name}"
             if hasattr(known, name):
                 return f"{class_id} derives from {spelled}, which has {name}: renaming it changes what {spelled} calls"
+            if known.__module__.partition(".")[0] in _CALLED_BY_NAME and name[:1] != "_":
+                return f"{class_id} derives from {spelled}: {known.__module__} calls its hooks' methods by name (optional ones too, like get_resource_reader)"
     return None
 
 
