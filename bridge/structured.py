@@ -193,7 +193,7 @@ def bound(
     size = size_of(view) if full is None or evidence else full
     if size <= max_chars and not evidence:
         return view
-    over = size > max_chars
+    over = size - max_chars + _RECORD_RESERVE > 0  # something beyond the evidence is cut
     record: dict[str, Any] = {
         "limitChars": max_chars,
         "fullChars": size if full is None else full,
@@ -203,6 +203,9 @@ def bound(
             note for note, on in ((ELIDED_NOTE, over), (EVIDENCE_NOTE, bool(evidence))) if on
         ),
     }
+    if not over:  # only the evidence was shortened (a copy already): no copy, no cutting loop
+        record["cuts"] = evidence
+        return {**view, "elided": record}
     cut: dict[str, Any] = json.loads(json.dumps(view))  # a private copy, edited in place
     totals: dict[str, int] = {}
     while (excess := size_of(cut) - max_chars + _RECORD_RESERVE) > 0:
