@@ -5,6 +5,11 @@ candidate at the `gate` call-site — the same policy, providers, freshness, aut
 assurance — so it asks the evaluation feature for a full Decision envelope instead of
 re-implementing any of it. This narrow function is the only thing the edit package uses from
 evaluation; it keeps `edit/` from importing the `evaluate/` package directly.
+
+The after-state is judged with comparison `introduced`: an apply is refused for what the edit
+brings, not for a finding that was in a touched file before it (IPython's injected `get_ipython`
+in rich's console.py refused every rename touching that file). Refusing the edit would not remove
+such a finding; a gate over the whole change still sees it.
 """
 
 from __future__ import annotations
@@ -20,4 +25,5 @@ async def gate_decision(
     ctx: HostContext, changeset: dict[str, Any], rpc: RequestContext | None
 ) -> dict[str, Any]:
     """The host Decision envelope for *changeset* at call-site `gate` (never writes)."""
-    return await evaluate_changeset(ctx, {"callSite": "gate", "changeset": changeset}, rpc)
+    params = {"callSite": "gate", "changeset": changeset, "comparison": "introduced"}
+    return await evaluate_changeset(ctx, params, rpc)

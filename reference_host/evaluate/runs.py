@@ -6,6 +6,7 @@ requirement (authority, assurance) as `ProviderRun`s for `decision.decide`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,22 @@ class Invocation:
     health: bool = False
     initialized: bool = False
     check: AssessmentCheck | None = None
+
+
+def comparison_for(requested: str, offered: Sequence[str]) -> tuple[str, str | None]:
+    """The comparison to ask a provider for, and a note for the result when it is not the request.
+
+    `all` holds every finding `introduced` holds, so a provider that offers only `all` (the
+    recorded asp/0.1 providers do) is asked `all` for an `introduced` request: the decision can
+    only get stricter. Asking what it does not offer would get an `unsupported` Assessment and an
+    indeterminate decision for no reason.
+    """
+    if requested in offered or requested != "introduced" or "all" not in offered:
+        return requested, None
+    return "all", (
+        "comparison introduced was asked; the provider offers only all, so it was asked all "
+        "and findings already in the touched files count too"
+    )
 
 
 def _degrader(run: ProviderRun, state: LifecycleState | None) -> Any:
@@ -100,16 +117,19 @@ class ProviderRuns:
             blobs,
             lambda: ctx.workspace.snapshot_index(state, with_dirty=with_dirty),
         )
+        comparison, asked_note = comparison_for(self.request.comparison, session.check.comparisons)
         params: dict[str, Any] = {
             "changeset": self.request.changeset,
             "scope": "changeset",
-            "comparison": self.request.comparison,
+            "comparison": comparison,
             "callSite": self.request.call_site,
         }
         settings = session.installed.settings
         configuration = settings.configuration if settings else None
         profile = session.profile
         notes = self.notes.setdefault(provider_id, [])
+        if asked_note:
+            notes.append(asked_note)
         if settings is not None:
             notes.append(settings.summary())
         if profile is not None:

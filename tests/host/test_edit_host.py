@@ -117,3 +117,31 @@ def test_rename_refusals_are_plans_that_never_apply(host: tuple[HostProcess, Pat
         result = _apply(process, plan["proposalId"])
         assert result["applied"] is False and result["refusal"]["reason"] == "unsupported"
     assert snapshot_tree(repo) == before
+
+
+@pytest.mark.needs_definitions
+def test_a_finding_already_in_a_touched_file_does_not_refuse_the_apply(tmp_path: Path) -> None:
+    """The after-state is judged on what the edit brings: rich's console.py calls IPython's
+    injected `get_ipython`, an undefined name to the check, and that refused every rename
+    touching the file. The whole change at `gate` still reports it."""
+    files = dict(FILES)
+    files["lib/shapes.py"] += "\n\ndef shell():\n    return get_ipython()\n"
+    repo = make_repo(tmp_path / "repo", files)
+    process = HostProcess(repo, None).start()
+    try:
+        plan = _plan(process, "rename", {"symbol": "lib.shapes.area", "newName": "disc_area"})
+        assert plan["proposal"]["status"] == "complete", plan["proposal"]
+        expected = _expected(repo, plan["proposal"])
+        applied = _apply(process, plan["proposal"]["proposalId"])
+        assert applied["applied"] is True, applied.get("refusal")
+        assert applied["decision"]["decision"] == "allow"
+        assert snapshot_tree(repo) == expected
+        change = process.call("host/workingChangeset", {})["changeset"]
+        whole = process.call(
+            "host/evaluateChangeset", {"callSite": "gate", "changeset": change}, timeout=60
+        )
+        assert whole["decision"] == "deny"
+        messages = [f["diagnostic"]["message"] for f in whole["findings"]]
+        assert any("get_ipython" in m for m in messages), messages
+    finally:
+        assert process.stop() == 0

@@ -67,6 +67,18 @@ def test_bad_change_is_denied_with_its_blocking_finding(pool: HostPool) -> None:
     assert "1-based position" in _notes(result)
 
 
+def test_an_introduced_request_asks_an_all_only_provider_for_all_and_says_so(
+    pool: HostPool,
+) -> None:
+    """Recorded asp/0.1 providers offer comparison `all` only: an `introduced` request (an
+    apply's validation asks one) gets their stricter answer, never an unsupported one."""
+    hut = pool.get(legacy("finding"))
+    result = hut.evaluate("gate", hut.changeset(EDIT), comparison="introduced")
+    assert result["decision"] == "deny", result["coverage"]
+    assert [f["disposition"] for f in result["findings"]] == ["gating"]
+    assert "so it was asked all and findings already in the touched files count" in _notes(result)
+
+
 def test_without_a_check_selection_the_request_is_unsupported_and_says_why(
     pool: HostPool,
 ) -> None:
