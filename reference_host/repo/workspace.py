@@ -29,6 +29,7 @@ from pathlib import Path
 from asp_protocol.canonical import blob_id, digest, digest_bytes
 from asp_protocol.framing import compact_json
 from reference_host.repo import gitstatus, workfiles
+from reference_host.repo.blob_id_store import store_for
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
 from reference_host.repo.gitindex import HiddenEntries
@@ -145,7 +146,7 @@ class Workspace:
             self.root = self.requested_root
         self.runner.cwd = self.root
         self.files = WorkFiles(self.root, self.max_blob_bytes)
-        self.blobs = BlobReader(self.runner, self.max_blob_bytes)
+        self.blobs = BlobReader(self.runner, self.max_blob_bytes, store_for(self.root))
         self.hidden = HiddenEntries(self.runner, self.root, self.blobs)  # what git status skips
 
     @property
@@ -177,7 +178,6 @@ class Workspace:
         return self.blobs.ids_of(sha1s)
 
     # -- snapshots ------------------------------------------------------------------------------
-
     def read_work_file(self, path: str) -> bytes | None:
         """Bytes of a work-tree file (a symlink's target text), None when absent, unreadable,
         over the blob cap, or when a directory on the way is a symlink out of the workspace."""
