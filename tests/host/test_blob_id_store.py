@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from reference_host.repo import blob_id_store
+from reference_host.repo import blob_id_store, gitblobs
 from reference_host.repo.blob_id_store import BlobIdStore, store_for
+from reference_host.repo.git import GitUnusable
 from reference_host.repo.workspace import Workspace
 from tests.support.gitrepo import git, make_repo
 
@@ -136,3 +137,43 @@ def test_no_store_when_caching_is_off_or_the_cache_is_inside_the_workspace(
     workspace = Workspace(repo)
     workspace.head_index(workspace.state())
     assert not (repo / ".cache").exists(), "the workspace stays byte-identical"
+
+
+def test_a_long_list_is_read_by_two_git_processes_into_the_same_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASP_HOST_CACHE_DIR", "off")
+    files: dict[str, str | bytes] = {f"m{n}.py": f"N = {n}\n" for n in range(9)}
+    files["big.bin"] = b"\0" * 4096
+    repo = make_repo(tmp_path / "repo", files)
+    single = Workspace(repo)
+    expected = single.head_index(single.state())
+    monkeypatch.setattr(gitblobs, "_SPLIT_AT", 4)
+    split = Workspace(repo, max_blob_bytes=1024)  # big.bin over the cap: identified, not kept
+    reads = _counting_reads(split)
+    state = split.state()
+    assert split.head_index(state) == expected
+    assert len(reads) == 2
+    assert split.git_blobs([git(repo, "rev-parse", "HEAD:m3.py").strip()]) != {}
+    assert split.oversize(expected["big.bin"], ["big.bin"], state.tree) == 4096
+
+
+def test_git_failing_in_the_second_reader_fails_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASP_HOST_CACHE_DIR", "off")
+    repo = make_repo(tmp_path / "repo", {f"m{n}.py": f"N = {n}\n" for n in range(6)})
+    monkeypatch.setattr(gitblobs, "_SPLIT_AT", 4)
+    workspace = Workspace(repo)
+    state = workspace.state()
+    sha1s = [sha1 for _, sha1 in workspace.tree_entries(state.tree).values()]
+    one = workspace.blobs._stream_one
+
+    def second_fails(part: list[str], keep: bool) -> dict[str, bytes]:
+        if part[0] == sha1s[len(sha1s) // 2]:
+            raise GitUnusable("git cat-file ended early")
+        return one(part, keep)
+
+    monkeypatch.setattr(workspace.blobs, "_stream_one", second_fails)
+    with pytest.raises(GitUnusable):
+        workspace.blob_ids_of(sha1s)
