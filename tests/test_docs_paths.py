@@ -24,6 +24,7 @@ CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 WORD_EDGES = "()[],;:'\"=!?"
 PLACEHOLDERS = set("<>*…{}$")
 DOC_ANCHOR = re.compile(r"docs/([a-z0-9_.-]+\.md)#([a-z0-9-]+)")
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#([^)\s]*))?\)")
 
 
 @cache
@@ -144,6 +145,18 @@ def test_the_readme_names_only_files_that_exist() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     wrong = wrong_paths(readme, starts_only=True)
     assert not wrong, "README.md names what is not in the repository:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("document", [*DOCUMENTS, ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_relative_link_has_a_target(document: Path) -> None:
+    missing = []
+    for target, anchor in LINK.findall(document.read_text(encoding="utf-8")):
+        path = document.parent / target
+        if "://" in target:
+            continue
+        if not path.exists() or (anchor and anchor not in headings(path)):
+            missing.append(f"{target}#{anchor}" if anchor else target)
+    assert not missing, f"{document.name} links to nothing: {missing}"
 
 
 def test_every_cited_docs_anchor_exists() -> None:
