@@ -54,6 +54,31 @@ def hook_name(name: str) -> bool:
     return name.startswith(HOOK_PREFIX) and len(name) > len(HOOK_PREFIX)
 
 
+def collected(path: str, kind: str, parent_kind: str, name: str) -> bool:
+    """True when pytest, with its default `python_files`/`python_classes`/`python_functions`,
+    collects a definition *name* of *kind* ("class"/"function") whose enclosing scope is of
+    *parent_kind*, in the file at *path*: a `test*` function of a `test_*.py`/`*_test.py` module
+    or of a class in it, a `Test*` class. Functions nested in functions are never collected."""
+    base = path.rpartition("/")[2]
+    if not (base.startswith("test_") or base.endswith("_test.py")) or parent_kind == "function":
+        return False
+    return name.startswith("Test" if kind == "class" else "test")
+
+
+def collection_change(path: str, kind: str, parent_kind: str, old: str, new: str) -> str | None:
+    """Why renaming *old* to *new* changes what pytest runs, None when it does not: a test
+    renamed out of pytest's naming pattern is silently dropped from the suite (flask's
+    `test_options_work` -> `options_work`: one test fewer, still all green), a helper renamed
+    into it becomes a test (its parameters are requested as fixtures: the suite errors)."""
+    before, after = collected(path, kind, parent_kind, old), collected(path, kind, parent_kind, new)
+    if before == after:
+        return None
+    if before:
+        return f"pytest collects {old} by its name; as {new} it would no longer run"
+    prefix = "Test" if kind == "class" else "test"
+    return f"pytest would collect {new} as a test (a {kind} named {prefix}* in a test module)"
+
+
 def outside_base(index: PythonIndex, classes: list[str], name: str) -> str | None:
     """Why *name*, a method of the first of *classes* (it and its workspace bases), may be read
     by a base outside the workspace; None when no such base can."""

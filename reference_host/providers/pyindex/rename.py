@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 
 from reference_host.providers.pyindex.facts import UseFact
 from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
-from reference_host.providers.pyindex.outside import hook_name, is_dunder, outside_base
+from reference_host.providers.pyindex.outside import (
+    collection_change,
+    hook_name,
+    is_dunder,
+    outside_base,
+)
 from reference_host.providers.pyindex.queries import resolve_symbol
 from reference_host.providers.pyindex.rebinding import rebound
 from reference_host.providers.pyindex.spelling import Spelling
@@ -197,6 +202,10 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             f"{special} is a pytest hook name ({entry.path}:{fact.span[0] + 1}): pytest calls a "
             "plugin's or conftest's pytest_* functions and methods by that name",
         )
+    parent_kind = entry.facts.scopes[fact.parent_scope].kind
+    changed = collection_change(entry.path, fact.kind, parent_kind, fact.name, new)
+    if changed is not None:
+        return result.refuse("unresolved", f"{changed} ({entry.path}:{fact.span[0] + 1})")
     cls = _class_of(index, target)
     if cls is not None:
         outside = outside_base(index, [cls, *sorted(_all_bases(index, cls))], fact.name)
