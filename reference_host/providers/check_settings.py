@@ -12,7 +12,7 @@ CONFIGURATION = {
     "verify": Setting("object", children={"maxParameters": Setting("int", minimum=1)}),
     "disabledRules": Setting("str-set", choices=frozenset(ALL_RULES)),
     "maxFileBytes": Setting("int", default=2_000_000, minimum=1),
-    # a `# noqa` comment (bare or naming codes) silences the findings it names (noqa.py)
+    # a noqa comment (bare, or naming codes) silences the findings it names (noqa.py)
     "honourNoqa": Setting("bool", default=True),
     # "3.N": the Python the code is written for (grammar.py); unset: pyproject.toml, construct
     "targetVersion": Setting("str", pattern=VERSION_SETTING),
