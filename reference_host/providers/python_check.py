@@ -41,6 +41,7 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
+from reference_host.providers.check_links import LinkFollower
 from reference_host.providers.check_reads import SingleFiles, Target, needed_blobs, read_batched
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
@@ -134,6 +135,7 @@ class Evaluation:
         self.targets = TargetVersions(settings["targetVersion"], pyprojects, files.read)
         self.builtins = set(settings["builtins"] or ())
         self.project = ProjectBuiltins(files) if settings["projectBuiltins"] else None
+        self.links = LinkFollower(call.callbacks, request.baseline)  # a link's code is its target's
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -316,7 +318,8 @@ class Evaluation:
             else:
                 wanted.extend(blob for _, blob in needs)
         served, missing = await read_batched(self.call.callbacks, list(dict.fromkeys(wanted)))
-        self.out.degraded.extend(degradation(SOURCE, "incomplete", why) for why in missing)
+        served, unread = await self.links.follow(targets, served)
+        self.out.degraded.extend(degradation(SOURCE, "incomplete", w) for w in missing + unread)
         return served
 
     async def _findings(
