@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from reference_host.providers.editing import split_lines
 from reference_host.providers.pyindex.chains import name_chain
 from reference_host.providers.pyindex.index import PythonIndex
+from reference_host.providers.pyindex.members import STORED
 from reference_host.providers.pyindex.spelling import Spelling
 from reference_host.providers.pyindex.tokens import Pos
 
@@ -242,9 +243,7 @@ def attribute_stores(texts: dict[str, str], name: str) -> list[str]:
     name after a rename, and whoever reads the new one no longer sees it. The index records only
     reads, so the text is searched; a match in a comment or a string is counted too."""
     word = re.escape(name)
-    store = re.compile(
-        rf"\.\s*{word}\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)|\bdel\b[^\n#]*\.\s*{word}(?!\w)"
-    )
+    store = re.compile(rf"\.\s*{word}{STORED}|\bdel\b[^\n#]*\.\s*{word}(?!\w)")
     found = []
     for path, text in sorted(texts.items()):
         if name not in text:

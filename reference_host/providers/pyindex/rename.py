@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from reference_host.providers.pyindex.facts import UseFact
 from reference_host.providers.pyindex.index import FileEntry, PythonIndex, split_id
+from reference_host.providers.pyindex.members import bound_in_bodies
 from reference_host.providers.pyindex.outside import (
     collection_change,
     hook_name,
@@ -52,6 +53,8 @@ class RenameResult:
     refusal: str | None = None  # "invalid" | "ambiguous" | "unresolved"
     detail: str = ""
     spelling: Spelling | None = None  # which bindings change with the name (set once resolved)
+    new: str = ""
+    related: list[str] = field(default_factory=list)  # a method's class, its bases, subclasses
 
     def refuse(self, kind: str, detail: str) -> RenameResult:
         self.refusal, self.detail = kind, detail
@@ -180,7 +183,7 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
     found = index.def_fact(target)
     assert found is not None
     entry, fact = found
-    result.old, result.target = fact.name, target
+    result.old, result.target, result.new = fact.name, target, new
     if fact.name == new:
         return result.refuse("invalid", "newName is the current name")
     if new in entry.facts.scopes[fact.parent_scope].bindings:
@@ -213,8 +216,10 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
             return result.refuse("unresolved", outside)
         if index.class_member(cls, new) is not None:
             return result.refuse("invalid", f"{new} already exists on {cls}")
+        result.related = [cls, *sorted(_all_bases(index, cls))]
         for other in [d for ids in index.by_name.values() for d in ids]:
             if other != cls and index.is_class(other) and cls in _all_bases(index, other):
+                result.related.append(other)
                 member = index.class_member(other, fact.name)
                 if member is not None and member[1] != target:
                     return result.refuse(
@@ -224,6 +229,11 @@ def plan_rename(index: PythonIndex, texts: dict[str, str], symbol: str, new: str
         for base in _all_bases(index, cls):
             if index.class_member(base, fact.name) is not None:
                 return result.refuse("unresolved", f"{target} overrides a member of {base}")
+        holder = bound_in_bodies(index, result.related, new)
+        if holder is not None:
+            return result.refuse(
+                "invalid", f"{new} is already an attribute of {holder}, related to {cls}"
+            )
     sources = {
         path: Source(text)
         for path, text in texts.items()

@@ -21,6 +21,7 @@ import anyio
 from reference_host.providers.callbacks import HostCallbacks
 from reference_host.providers.pyindex.index import split_id
 from reference_host.providers.pyindex.loaded import Loaded
+from reference_host.providers.pyindex.members import instance_attributes
 from reference_host.providers.pyindex.mentions import attribute_stores, string_mentions
 from reference_host.providers.pyindex.rename import RenameResult
 from reference_host.providers.pyindex.textfiles import kind_of, scan
@@ -97,6 +98,15 @@ async def _python(
             f"{len(stores)} statement(s) assign an attribute named {outcome.old} (a monkeypatch, "
             "an instance attribute?), which a rename leaves as it is: "
             + ", ".join(stores[:MAX_PLACES]),
+        )
+        return
+    hiding = instance_attributes(loaded.index, every, outcome.related, outcome.new)
+    if hiding:
+        outcome.refuse(
+            "invalid",
+            f"the class of {outcome.old}, its bases or subclasses give their instances an "
+            f"attribute {outcome.new} (an instance attribute hides a method of that name): "
+            + ", ".join(hiding[:MAX_PLACES]),
         )
         return
     found = string_mentions(loaded.index, every, outcome.spelling)
