@@ -134,6 +134,14 @@ def blob_scope(
 
         return await anyio.to_thread.run_sync(resolve_all)
 
+    def links() -> frozenset[str]:
+        """The snapshot's symbolic links: HEAD's, less the paths a dirty overlay replaced (those
+        are listed as files, as before kinds were reported)."""
+        if state.tree is None or not ctx.workspace.is_git:
+            return frozenset()
+        found = ctx.workspace.blobs.links_of(state.tree)
+        return found.difference(state.differing) if "dirty" in baseline else found
+
     scope = EvaluationScope(
         baseline=baseline,
         index=index,
@@ -141,6 +149,7 @@ def blob_scope(
         load=load,
         load_many=load_many,
         by_blob=by_blob,
+        links=links,
     )
     return scope
 

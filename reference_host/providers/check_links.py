@@ -88,4 +88,4 @@ class LinkFollower:
         except (AspError, ProtocolViolation):
             return {}  # unlisted: those links are analysed as they are
         wanted = set(paths)
-        return {e.path: e.blob_id for e in listing.entries if e.path in wanted}
+        return {e.path: e.blob_id for e in listing.entries if e.path in wanted and e.kind == "file"}

@@ -47,6 +47,7 @@ class BlobReader:
         self._store_loaded = store is None
         self._commit_tree: dict[str, str] = {}
         self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()
+        self._links: dict[str, frozenset[str]] = {}
         self._sha1_to_blob: dict[str, str] = {}
         self._blob_to_sha1: dict[str, str] = {}
         self._sizes: dict[str, int] = {}  # sha1 -> size
@@ -90,6 +91,19 @@ class BlobReader:
             while len(self._trees) > 4:
                 self._trees.popitem(last=False)
         return entries
+
+    def links_of(self, tree: str) -> frozenset[str]:
+        """Paths git records in *tree* as symbolic links (mode 120000): their blob is the target
+        path, not content, which a provider can only tell by the listing's `kind`."""
+        found = self._links.get(tree)
+        if found is None:
+            entries = self.tree_entries(tree)
+            found = frozenset(p for p, (mode, _) in entries.items() if mode == "120000")
+            with self._lock:
+                self._links[tree] = found
+                while len(self._links) > 4:
+                    self._links.pop(next(iter(self._links)))
+        return found
 
     def sha1_for(self, identity: str) -> str | None:
         return self._blob_to_sha1.get(identity)

@@ -42,6 +42,7 @@ class EvaluationScope:
     # trip to the object store instead of one per blob
     load_many: Callable[[list[str]], Awaitable[dict[str, bytes]]] | None = None
     by_blob: dict[str, list[str]] | None = None  # blob id -> baseline paths (built on first use)
+    links: Callable[[], frozenset[str]] | None = None  # snapshot paths that are symbolic links
 
     async def baseline_paths(self, identity: str) -> list[str]:
         """Paths of *identity* in the baseline snapshot, from a reverse map built once per scope."""
@@ -113,6 +114,7 @@ class CallbackServer:
         ):
             raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
         index = await anyio.to_thread.run_sync(scope.index)
+        links = await anyio.to_thread.run_sync(scope.links) if scope.links else frozenset()
         entries = []
         for path in sorted(index):
             if not in_grant(path, self.grant):
@@ -123,7 +125,8 @@ class CallbackServer:
                 continue
             if globs is not None and not in_grant(path, list(globs)):
                 continue
-            entries.append({"path": path, "blobId": index[path], "kind": "file"})
+            kind = "symlink" if path in links else "file"
+            entries.append({"path": path, "blobId": index[path], "kind": kind})
             if len(entries) >= MAX_TREE_ENTRIES:
                 return {"entries": entries, "truncated": True}
         return {"entries": entries}

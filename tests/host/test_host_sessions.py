@@ -24,7 +24,7 @@ from asp_protocol.errors import AspError
 from asp_protocol.jsonrpc import JsonRpcEndpoint
 from asp_protocol.policy_rules import policy_rules
 from tests.support.definitions import assert_valid
-from tests.support.gitrepo import make_repo, snapshot_tree, write_files
+from tests.support.gitrepo import git, make_repo, snapshot_tree, write_files
 
 pytestmark = pytest.mark.anyio
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -210,6 +210,23 @@ async def test_launch_grant_callbacks_and_clean_allow(workspace: tuple[Path, Pat
     assert result["coverage"]["ran"] == ["probe-check"]
     assert result["validAsOf"]["blobs"] == [app_blob]
     assert result["receipt"]["failures"] == result["coverage"]["degraded"] == []
+
+
+async def test_the_listing_says_which_paths_are_symbolic_links(
+    workspace: tuple[Path, Path, Path],
+) -> None:
+    """A link's blob is its target path: only the listing's `kind` tells a provider so."""
+    repo, trusted, record = workspace
+    os.symlink("app.py", repo / "src/alias.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a link")
+    probe_manifest(trusted, record)
+    write_files(repo, {"src/app.py": "A = 2\n"})
+    async with running_host(repo, trusted) as host:
+        await evaluate_working(host)
+    kinds = records(record, "callbacks")[0]["kinds"]
+    assert kinds["src/alias.py"] == "symlink" and kinds["src/app.py"] == "file", kinds
+    assert set(kinds.values()) == {"file", "symlink"}
 
 
 async def test_legacy_provider_gets_call_site(workspace: tuple[Path, Path, Path]) -> None:

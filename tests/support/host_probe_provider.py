@@ -124,6 +124,7 @@ async def _serve(args: argparse.Namespace) -> None:
             {
                 "read": answers,
                 "tree": [e["path"] for e in tree.get("entries", [])],
+                "kinds": {e["path"]: e["kind"] for e in tree.get("entries", [])},
                 "not_in_session": await read([NOT_IN_SESSION]),
             },
         )
