@@ -41,6 +41,13 @@ CALLS: dict[str, list[dict[str, Any]]] = {
     "asp_debug_host": [{}],
     "asp_debug_trace": [{"limit": 200}],
     "asp_ext_evaluate_changeset": [{"callSite": "sweep"}],
+    "asp_ext_request_edit_plan": [
+        {
+            "operation": "remove-unused-imports",
+            "paths": ["asp_protocol"],
+            "args": {"paths": ["asp_protocol"]},
+        }
+    ],
 }
 
 
@@ -66,6 +73,9 @@ async def measure(repo: Path, limit: int) -> dict[str, tuple[int, int, int]]:
         sizes[name] = (max(old[0], size(result.structured_content)), max(old[1], text), old[2] + 1)
 
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        if listed != set(CALLS):  # a new tool is measured, not skipped without a word
+            raise SystemExit(f"tools not in CALLS: {sorted(listed - set(CALLS))}")
         for name, argument_sets in CALLS.items():
             for arguments in argument_sets:
                 note(name, await client.call_tool(name, arguments))

@@ -165,7 +165,7 @@ def authority_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-DEGRADED_SHOWN = 8
+DEGRADED_SHOWN = 8  # host `coverage.degraded` entries a text shows (evaluate and inspect alike)
 
 
 def degraded_lines(result: dict[str, Any]) -> list[str]:

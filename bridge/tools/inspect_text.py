@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from bridge.fence import fence
+from bridge.summaries import DEGRADED_SHOWN
 from bridge.tools.inspect_render import HostPage, impact_counts, provider_results, text_of
 
-DEGRADED_SHOWN = 10
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9:._/+-]{1,120}$")
 
 

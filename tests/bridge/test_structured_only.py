@@ -35,6 +35,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("asp_debug_host", {}),
     ("asp_debug_trace", {}),
     ("asp_ext_evaluate_changeset", {"callSite": "sweep"}),
+    (
+        "asp_ext_request_edit_plan",
+        {
+            "operation": "rename",
+            "paths": ["src"],
+            "args": {"symbol": "shop.money.round_cents", "newName": "rc"},
+        },
+    ),
 ]
 
 
@@ -83,7 +91,7 @@ async def test_every_tool_carries_the_contract_in_structured_content_alone(
     write_files(repo, {"src/shop/new.py": "import os\n"})  # an uncommitted change to evaluate
     async with reference_bridge(repo, mode) as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
-        assert {name for name, _ in CALLS} <= listed
+        assert {name for name, _ in CALLS} == listed, "a tool this test does not call"
         for name, arguments in CALLS:
             seen = assert_contract(await client.call_tool(name, arguments), LIMIT)
             assert seen["error"] is None, (name, seen["error"])
