@@ -47,7 +47,7 @@ TREE: dict[str, str] = {
     "pkg/stars.py": "from pkg.core import *\n\n\ndef starred():\n    return helper(2)\n",
     "pkg/sub/__init__.py": "from ..core import Engine as Turbine\n",
     "pkg/sub/deep.py": "import pkg.core\nimport pkg.util as u\n\n\ndef deep():\n"
-    "    pkg.core.helper(1)\n    return u.run(2)\n",
+    "    pkg.core.helper(1)\n    pkg.core.Engine.run(None, 1)\n    return u.run(2)\n",
     "app/main.py": (
         "from pkg import Engine, Motor, tools\n"
         "from pkg.sub import Turbine\n"
@@ -58,7 +58,7 @@ TREE: dict[str, str] = {
         "    Turbine().run(3)\n"
         "    tools.helper(4)\n"
         "    for each in engines():\n        each.start()\n"
-        "    make().run(5)\n\n\n"
+        "    make().run(5)\n    Motor.start(Motor())\n\n\n"
         "class Client:\n"
         "    def __init__(self):\n        self.engine = Engine()\n\n"
         "    def go(self):\n        return self.engine.run(6)\n\n\n"

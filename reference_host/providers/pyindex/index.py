@@ -275,9 +275,16 @@ class PythonIndex:
         return None
 
     def resolve_chain(
-        self, path: str, scope: int, chain: tuple[str, ...], depth: int = 0
+        self,
+        path: str,
+        scope: int,
+        chain: tuple[str, ...],
+        depth: int = 0,
+        through: list[str] | None = None,
     ) -> tuple[Target | None, int]:
-        """Resolve `a.b.c` as far as static knowledge goes: (deepest target, names consumed)."""
+        """Resolve `a.b.c` as far as static knowledge goes: (deepest target, names consumed).
+        *through* collects the definitions (classes) whose member the chain then looked up
+        (`C` of `C.make()`): the use names them too."""
         if chain[0] == "super" and len(chain) > 2 and chain[1] == CALL:
             target, consumed = self._super(path, scope), 2
         else:
@@ -288,6 +295,11 @@ class PythonIndex:
             following = self.attr_of(target, attr, depth)
             if following is None:
                 break
+            if through is not None and target[0] == "def":
+                if attr == CALL:  # `C.f().x`: `C.f()` is a use of its own, which names C
+                    through.clear()
+                else:
+                    through.append(target[1])
             target, consumed = following, consumed + 1
         return target, consumed
 

@@ -144,24 +144,32 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
     # since the references keep them (factmodel.shared_numbers)
     chains, spans = uses.chains, list(shared_numbers(uses.spans))
     columns = zip(uses.scopes, uses.kinds, uses.chain_of, strict=True)
+    through: list[str] = []
     for at, (scope, kind, number) in enumerate(columns):
         chain = chains[number]
-        target, consumed = index.resolve_chain(path, scope, chain)
+        target, consumed = index.resolve_chain(path, scope, chain, 0, through)
         size = len(chain)
         if consumed < size and size > 1:  # one bare name: no attribute left unresolved
             note_unresolved(index, path, scope, chain, kind == CALL_USE, spans[4 * at], consumed)
-        if target is None or target[0] in ("instance", "super"):
+        if target is None:
             continue
         complete = consumed == size
         if not complete and chain[consumed] == CALL:
+            through.clear()
             continue  # `f().x`: the call of f is recorded as its own use
+        span = (spans[4 * at], spans[4 * at + 1], spans[4 * at + 2], spans[4 * at + 3])
+        if through:  # `C.member`: a use of the class C as well
+            for holder in through:
+                links.add_ref(new_ref(owner(scope), intern(holder), "depends-on", path, span))
+            through.clear()
+        if target[0] in ("instance", "super"):
+            continue
         if kind == CALL_USE and complete and target[0] == "def":
             edge = "calls"
         elif kind == BASE_USE and complete:
             edge = "inherits"
         else:
             edge = "depends-on"
-        span = (spans[4 * at], spans[4 * at + 1], spans[4 * at + 2], spans[4 * at + 3])
         links.add_ref(new_ref(owner(scope), intern(target[1]), edge, path, span))
     for imp in entry.facts.imports:
         absname = index.absolute_module(path, imp.module, imp.level)
