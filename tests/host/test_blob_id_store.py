@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
+from reference_host.evaluate.evaluation import evaluate_changeset
+from reference_host.helpers import working_changeset
 from reference_host.repo import blob_id_store, gitblobs
 from reference_host.repo.blob_id_store import BlobIdStore, store_for
 from reference_host.repo.git import GitUnusable
 from reference_host.repo.workspace import Workspace
+from tests.host.test_inspect_host import host
 from tests.support.gitrepo import git, make_repo
 
 FILES = {"a.py": "A = 1\n", "pkg/b.py": "B = 2\n", "docs/c.txt": "text\n"}
@@ -177,3 +180,29 @@ def test_git_failing_in_the_second_reader_fails_the_read(
     monkeypatch.setattr(workspace.blobs, "_stream_one", second_fails)
     with pytest.raises(GitUnusable):
         workspace.blob_ids_of(sha1s)
+
+
+@pytest.mark.anyio
+async def test_an_evaluation_of_changed_files_alone_reads_no_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check reads only the change's blobs: the host must not take the whole snapshot's ids
+    to serve them (on Home Assistant that was every blob of the tree read and hashed, 3-5 s)."""
+    files: dict[str, str | bytes] = {f"pkg/m{n}.py": f"N = {n}\n" for n in range(30)}
+    repo = make_repo(tmp_path / "repo", files)
+    (repo / "pkg/m3.py").write_text("N = 33\n")
+    snapshots: list[str] = []
+    head_index = Workspace.head_index
+
+    def counted(self: Workspace, state: Any) -> dict[str, str]:
+        snapshots.append(str(state.tree))
+        return head_index(self, state)
+
+    monkeypatch.setattr(Workspace, "head_index", counted)
+    async with host(repo) as ctx:
+        change = working_changeset(ctx, {})["changeset"]
+        params = {"callSite": "gate", "changeset": change, "comparison": "introduced"}
+        result = await evaluate_changeset(ctx, params, None)
+    assert result["decision"] == "allow", result["coverage"]
+    assert result["coverage"]["ran"] == ["python-check"]
+    assert snapshots == [], "the whole snapshot was read for a one-file change"
