@@ -307,20 +307,22 @@ class Evaluation:
             outside = [path for path, _ in needs if not grant.allows(path)]
             if outside:
                 self.out.unanalysed.add(target.path)
-                self.out.degraded.append(
-                    degradation(
-                        SOURCE,
-                        "incomplete",
-                        f"{target.path[:200]}: outside the read grant, not checked",
-                    )
-                )
+                why = f"{target.path[:200]}: outside the read grant, not checked"
+                self.out.degraded.append(degradation(SOURCE, "incomplete", why))
                 targets.remove(target)
             else:
                 wanted.extend(blob for _, blob in needs)
         served, missing = await read_batched(self.call.callbacks, list(dict.fromkeys(wanted)))
-        served, unread = await self.links.follow(targets, served)
+        served, unread, escaped = await self.links.follow(targets, served)
         self.out.degraded.extend(degradation(SOURCE, "incomplete", w) for w in missing + unread)
+        for path, why in escaped:
+            self._unchecked(path, why)
         return served
+
+    def _unchecked(self, path: str, why: str) -> None:
+        self.out.unanalysed.add(path)
+        if len(self.out.unanalysed) <= LISTED:  # the host lists every unanalysed path
+            self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
 
     async def _findings(
         self, path: str, blob: str, data: bytes, after: bool = True
@@ -347,9 +349,7 @@ class Evaluation:
         if refused is not None:  # the parser refused it: maybe code for a newer Python
             why = await self.targets.unchecked(path, refused.message, refused.unparsed_line or "")
             if why is not None:
-                self.out.unanalysed.add(path)
-                if len(self.out.unanalysed) <= LISTED:  # the host lists every unanalysed path
-                    self.out.unsupported.append(degradation(SOURCE, "unsupported", why))
+                self._unchecked(path, why)
                 return None
         if any(f.code == UNDEFINED for f in raw):  # a declared builtin is defined (lint_builtins)
             names = self.builtins | (await self.project.names() if self.project else set())

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reference_host.providers.check_links import link_target
+from reference_host.providers.check_links import link_target, outside_link
 from tests.support.gitrepo import git, make_repo
 from tests.support.host_harness import HostProcess
 
@@ -80,6 +80,10 @@ def test_only_a_blob_shaped_like_a_link_is_read_as_one() -> None:
     for data in (b"real.py\n", b"/etc/passwd", b"../../out.py", b"", b"a\0b", b" a.py"):
         assert link_target("pkg/alias.py", data) is None, data
     assert link_target("alias.py", b"alias.py") is None, "a link to itself"
+    assert outside_link("pkg/alias.py", b"../../out.py") == "../../out.py"
+    assert outside_link("pkg/alias.py", b"/usr/lib/x.py") == "/usr/lib/x.py"
+    assert outside_link("pkg/alias.py", b"../top.py") is None
+    assert outside_link("pkg/alias.py", b"x = 1\n") is None
 
 
 @pytest.mark.parametrize("content", ["real.py", "X = 1"])
@@ -93,3 +97,19 @@ def test_a_one_line_file_naming_no_file_of_the_tree_is_analysed_as_it_is(
         assert result["decision"] == "allow"
     else:
         assert _messages(result) == [("other.py", "undefined name 'nothere'")]
+
+
+def test_a_link_out_of_the_workspace_is_not_checked_never_a_deny_on_its_text(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"real.py": CLEAN})
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text(CLEAN)
+    os.symlink("../elsewhere.py", repo / "near.py")
+    os.symlink(str(outside), repo / "far.py")
+    result = _evaluate(repo)
+    assert result["decision"] == "indeterminate", result["coverage"]
+    assert result["findings"] == [], "no syntax error about a link's text"
+    details = " ".join(d.get("detail", "") for d in result["coverage"]["degraded"])
+    assert "a symbolic link out of the workspace" in details, result["coverage"]["degraded"]
+    assert "far.py" in details and "near.py" in details
