@@ -33,7 +33,7 @@ def test_noqa_marks_an_import_as_deliberate() -> None:
     text = (
         "from os import sep  # NOQA: F401\nfrom os import path  # noqa\n"
         "from os import getcwd  # noqa: E501\nimport json\nimport re  # noqa:F401,E501\n"
-        "from typing import (  # noqa: F401\n    Any,\n    List,\n)\n"
+        "from typing import (  # noqa: F401\n    Any,\n    List,\n)\n\n\ndef f():\n    return 1\n"
     )
     assert _removed({"m.py": text}) == {"m.py": ["getcwd", "json"]}
 
@@ -57,12 +57,12 @@ def test_an_import_of_a_workspace_module_stays_for_its_side_effects() -> None:
     sources = {
         "app/__init__.py": "",
         "app/signals.py": "REGISTRY = []\nREGISTRY.append('hook')\n",
-        "app/models.py": "from app import signals\nimport app.signals\nimport os\n",
+        "app/models.py": "from app import signals\nimport app.signals\nimport os\n\nMODELS = []\n",
     }
     assert _removed(sources) == {"app/models.py": ["os"]}
     vendored = {  # Salt's salt/ext/vsan: a plain import of the file beside it
         "ext/vsan/registry.py": "TYPES = {}\nTYPES['x'] = 1\n",
-        "ext/vsan/utils.py": "import registry\nimport json\n",
+        "ext/vsan/utils.py": "import registry\nimport json\n\nUTILS = []\n",
     }
     assert _removed(vendored) == {"ext/vsan/utils.py": ["json"]}
 
@@ -119,3 +119,21 @@ def test_lines_are_counted_as_the_parser_counts_them() -> None:
     fixes = unused_import_fixes("m.py", index.files["m.py"].facts, text)
     assert sorted(n for f in fixes for n in f.removed) == ["os", "re"]
     assert apply_fixes(text, fixes) == "\x0cimport sys\n\nprint(sys)\n"
+
+
+def test_an_explicit_re_export_and_a_shim_module_keep_their_imports() -> None:
+    """flask 3.1.1 with its `# noqa` marks taken off: `blueprints.py`'s `BlueprintSetupState as
+    BlueprintSetupState` (its docs autodoc it from there) and the one-line shim
+    `helloworld/wsgi.py` (`flask run` finds `app` in it by name) were removed."""
+    sources = {
+        "pkg/blueprints.py": (
+            "import os\nfrom .sansio import Blueprint as SansioBlueprint\n"
+            "from .sansio import BlueprintSetupState as BlueprintSetupState\n"
+            "from .sansio import Scaffold as Base\n\n\n"
+            "class Blueprint(SansioBlueprint):\n    pass\n"
+        ),
+        "pkg/sansio.py": "class Blueprint:\n    pass\n\n\nclass BlueprintSetupState:\n    pass\n",
+        "tests/helloworld/hello.py": "app = object()\n",
+        "tests/helloworld/wsgi.py": '"""The app, for a WSGI server."""\nfrom hello import app\n',
+    }
+    assert _removed(sources) == {"pkg/blueprints.py": ["Base", "os"]}

@@ -8,8 +8,16 @@ does every import of an `__init__.py` (those are re-exports), every statement a 
 (bare, or naming F401) marks as deliberate, and every name another indexed module takes from this
 one (`from m import name`, `m.name`, or a star import of a module without `__all__`): a re-export
 kept for compatibility. An import that binds a module of the workspace itself also stays: unused,
-its only effect is running that module (registering signals, types, plugins). A statement whose names are all unused loses its lines; one with some used
-names is rewritten to keep exactly those.
+its only effect is running that module (registering signals, types, plugins). A statement whose
+names are all unused loses its lines; one with some used names is rewritten to keep exactly those.
+
+Two more re-exports stay, found by removing flask 3.1.1's imports with its `# noqa` marks taken
+off: `from m import X as X` (the typed-package way to say "re-exported": flask's
+`blueprints.BlueprintSetupState`, which its docs autodoc from there), and every import of a module
+that holds nothing but imports and that no module of the workspace imports (a shim for whoever
+loads it by name: flask's test app `helloworld/wsgi.py` is one line, `from hello import app`, and
+`flask run` finds `app` in it; removing it failed test_scriptinfo). A shim the workspace imports
+is judged by what the workspace takes from it.
 """
 
 from __future__ import annotations
@@ -112,6 +120,7 @@ def unused_import_fixes(
             for a in aliases
             if a.bound not in used
             and a.bound not in exported
+            and not (a.explicit and a.bound == a.name)  # `X as X`: a re-export
             and not re.search(rf"(?<![\w.]){re.escape(a.bound)}(?!\w)", outside)
         ]
         if not unused:
@@ -136,6 +145,9 @@ def kept_imports(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[st
     why: another module takes it from the file (`taken_elsewhere`), or it binds a module of the
     workspace (imported for its side effects, as far as anyone can tell)."""
     kept: dict[str, dict[str, str]] = {}
+    for path in _unimported_shims(index, candidates):
+        why = "a module of nothing but imports that no module imports: a shim read by name"
+        kept[path] = dict.fromkeys(candidates[path], why)
     for path, names in taken_elsewhere(index, candidates).items():
         for name in names:
             kept.setdefault(path, {})[name] = "other modules import it from here"
@@ -153,6 +165,29 @@ def kept_imports(index: PythonIndex, candidates: dict[str, set[str]]) -> dict[st
                 why = f"it imports {module}, which may be imported for its side effects"
                 kept.setdefault(path, {}).setdefault(name, why)
     return kept
+
+
+def _unimported_shims(index: PythonIndex, candidates: dict[str, set[str]]) -> list[str]:
+    """The *candidates* that hold nothing but imports (a docstring, `__all__`) and that no
+    indexed module imports (`import m`, `from m import x`, `from pkg import m`)."""
+    shims = set()
+    for path in candidates:
+        facts = index.files[path].facts
+        bound = facts.scopes[0].bindings
+        if (
+            not facts.defs
+            and not facts.uses.chains
+            and all(b[0] == "import" or n == "__all__" for n, b in bound.items())
+        ):
+            shims.add(path)
+    for path, entry in index.files.items():
+        for imp in entry.facts.imports if shims else ():
+            absname = index.absolute_module(path, imp.module, imp.level)
+            if not absname:
+                continue
+            for dotted in (absname, f"{absname}.{imp.name}" if imp.name else absname):
+                shims.discard(index.resolve_module(dotted, path) or "")
+    return sorted(shims)
 
 
 def _sibling(index: PythonIndex, path: str, module: str) -> str | None:
