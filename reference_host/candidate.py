@@ -137,6 +137,13 @@ def blob_scope(
         paths = {i: await paths_of(i) for i in identities}
 
         def resolve_all() -> dict[str, bytes]:
+            # one git stream for the batch's committed blobs, then each is resolved from memory:
+            # resolved one by one, each blob missing from the byte cache (64 MiB: less than a
+            # large tree) started its own `git cat-file`
+            known = [ctx.workspace.blobs.sha1_for(i) for i in identities if i not in blobs.store]
+            sha1s = [sha1 for sha1 in known if sha1 is not None]
+            if len(sha1s) > 1:
+                ctx.workspace.git_blobs(sha1s)
             found = {i: resolve(i, paths[i]) for i in identities}
             return {i: data for i, data in found.items() if data is not None}
 

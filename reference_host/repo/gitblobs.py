@@ -3,7 +3,7 @@
 `git cat-file --batch` output is read as a stream, one object at a time: a blob over the cap is
 hashed chunk by chunk and never held, so a multi-GB committed file costs no more memory than a
 small one. Bytes of small blobs are cached (64 MiB in all); identities (sha1 <-> blob id, size)
-are remembered for every blob seen, and kept across restarts in a `BlobIdStore` when one is given.
+are remembered for every blob seen.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import threading
 from collections import OrderedDict
 from typing import IO
 
-from reference_host.repo.blob_id_store import BlobIdStore, Entry
 from reference_host.repo.git import GitRunner, GitUnusable
 from reference_host.repo.workfiles import CHUNK, hash_stream
 
@@ -36,15 +35,10 @@ def _read_exact(stream: IO[bytes], size: int) -> bytes:
 class BlobReader:
     """Trees and blobs of one repository, cached (trees and blobs are immutable)."""
 
-    def __init__(
-        self, runner: GitRunner, max_blob_bytes: int, store: BlobIdStore | None = None
-    ) -> None:
+    def __init__(self, runner: GitRunner, max_blob_bytes: int) -> None:
         self.runner = runner
         self.max_blob_bytes = max_blob_bytes
         self._lock = threading.Lock()
-        self._store = store
-        self._store_lock = threading.Lock()  # one load, one save at a time
-        self._store_loaded = store is None
         self._commit_tree: dict[str, str] = {}
         self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()
         self._links: dict[str, frozenset[str]] = {}
@@ -128,41 +122,11 @@ class BlobReader:
         return result
 
     def ids_of(self, sha1s: list[str]) -> dict[str, str]:
-        """sha1 -> blob id, reading only the blobs not identified before (in this process or,
-        through the store, an earlier one)."""
+        """sha1 -> blob id, reading only the blobs not identified before."""
         unknown = [s for s in dict.fromkeys(sha1s) if s not in self._sha1_to_blob]
-        if unknown and not self._store_loaded:
-            self._load_store()
-            unknown = [s for s in unknown if s not in self._sha1_to_blob]
         if unknown:
             self._stream(unknown)
-            self._save_store()
         return {s: self._sha1_to_blob[s] for s in sha1s if s in self._sha1_to_blob}
-
-    def _load_store(self) -> None:
-        with self._store_lock:
-            if self._store_loaded or self._store is None:
-                return
-            entries = self._store.load()
-            with self._lock:
-                for sha1, identity, size in entries:
-                    if sha1 not in self._sha1_to_blob:
-                        self._sha1_to_blob[sha1] = identity
-                        self._blob_to_sha1[identity] = sha1
-                        self._sizes[sha1] = size
-            self._store_loaded = True
-
-    def _save_store(self) -> None:
-        if self._store is None:
-            return
-        with self._store_lock:
-            with self._lock:  # insertion order: what the store gave first, this process's last
-                entries: list[Entry] = [
-                    (sha1, identity, self._sizes[sha1])
-                    for sha1, identity in self._sha1_to_blob.items()
-                    if sha1 in self._sizes
-                ]
-            self._store.save(entries)
 
     def _stream(self, sha1s: list[str], keep: bool = True) -> dict[str, bytes]:
         """Small blobs of *sha1s* returned (and cached), every one identified.

@@ -29,7 +29,6 @@ from pathlib import Path
 from asp_protocol.canonical import blob_id, digest, digest_bytes
 from asp_protocol.framing import compact_json
 from reference_host.repo import gitstatus, workfiles
-from reference_host.repo.blob_id_store import store_for
 from reference_host.repo.git import GitResult, GitRunner, GitUnusable, has_git_entry
 from reference_host.repo.gitblobs import EMPTY_TREE, BlobReader
 from reference_host.repo.gitindex import HiddenEntries
@@ -146,7 +145,7 @@ class Workspace:
             self.root = self.requested_root
         self.runner.cwd = self.root
         self.files = WorkFiles(self.root, self.max_blob_bytes)
-        self.blobs = BlobReader(self.runner, self.max_blob_bytes, store_for(self.root))
+        self.blobs = BlobReader(self.runner, self.max_blob_bytes)
         self.hidden = HiddenEntries(self.runner, self.root, self.blobs)  # what git status skips
 
     @property
