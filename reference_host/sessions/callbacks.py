@@ -55,6 +55,11 @@ class EvaluationScope:
         return self.by_blob.get(identity, [])
 
 
+def _listing_of(scope: EvaluationScope) -> tuple[dict[str, str], frozenset[str]]:
+    """The snapshot and its links in one trip off the event loop (a listing per inspect query)."""
+    return scope.index(), scope.links() if scope.links else frozenset()
+
+
 def _encode(data: bytes) -> dict[str, str]:
     try:
         return {"encoding": "utf-8", "bytes": data.decode("utf-8")}
@@ -113,8 +118,7 @@ class CallbackServer:
             paths is not None and not _strings(paths)
         ):
             raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
-        index = await anyio.to_thread.run_sync(scope.index)
-        links = await anyio.to_thread.run_sync(scope.links) if scope.links else frozenset()
+        index, links = await anyio.to_thread.run_sync(_listing_of, scope)
         entries = []
         for path in sorted(index):
             if not in_grant(path, self.grant):
