@@ -206,8 +206,15 @@ def next_step(
 ) -> str:
     """What the agent can do with this answer: the bridge's own advice, no host text in it.
     *introduced*: the evaluation asked only for the findings the change brings."""
-    if not paths.changed:
+    if not paths.changed and decision == "allow":
         return "Next step: none — nothing changed, so the allow says only that nothing was checked."
+    if not paths.changed:
+        # e.g. the only edit is inside a submodule, which no ChangeSet can carry
+        return (
+            f"Next step: the ChangeSet is empty, yet the host answers {decision}: "
+            "coverage.degraded (above) names what it could not evaluate (work-tree paths the "
+            "change cannot carry, such as edits inside a submodule); check those where they live."
+        )
     if paths.failure is not None:
         return _after_failure(*paths.failure)
     if decision == "allow":

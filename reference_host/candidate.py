@@ -26,9 +26,10 @@ def unusable_detail(state: WorkTreeState) -> str | None:
     return f"git cannot be used in this workspace, nothing was read: {state.unusable}"[:1000]
 
 
-def uncarried_degradation(state: WorkTreeState) -> dict[str, Any]:
-    """Work-tree paths whose names a ChangeSet cannot carry: part of the snapshot, not evaluated."""
-    return left_out_degradation(state.uncarried, "work-tree path(s) not evaluated", "check")
+def uncarried_degradation(paths: dict[str, str]) -> dict[str, Any]:
+    """Work-tree paths a ChangeSet cannot carry (names it cannot hold, submodules and their
+    edits; `submodules.left_out`): part of the working change, not evaluated."""
+    return left_out_degradation(paths, "work-tree path(s) not evaluated", "check")
 
 
 def left_out_degradation(paths: dict[str, str], what: str, capability: str) -> dict[str, Any]:

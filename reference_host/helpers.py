@@ -16,6 +16,7 @@ from reference_host.receipts import (
     build_receipt,
     no_coverage,
 )
+from reference_host.repo.submodules import left_out
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
@@ -76,9 +77,10 @@ def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any
         "changeset": {"baseline": dict(baseline), "changes": changes},
         "receipt": _helper_receipt(ctx, "host/workingChangeset", params, clock),
     }
-    if state.uncarried:
+    left = left_out(workspace, state)
+    if left:
         result["uncarried"] = [
-            {"path": path, "reason": reason} for path, reason in sorted(state.uncarried.items())
+            {"path": path, "reason": reason} for path, reason in sorted(left.items())
         ][:200]
     return result
 

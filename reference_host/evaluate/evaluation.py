@@ -38,6 +38,7 @@ from reference_host.evaluate.path_coverage import (
 )
 from reference_host.evaluate.runs import ProviderRuns
 from reference_host.receipts import Clock, ReceiptRequest, provider_notes
+from reference_host.repo.submodules import left_out
 from reference_host.repo.workspace import WorkTreeState
 from reference_host.trust.policy import POLICY_PATH, touches_policy
 
@@ -93,8 +94,10 @@ class Evaluation:
                 load_blobs, ctx, state, request.changeset, with_dirty
             )
             blockers.extend(blobs.problems)
-            if state.uncarried:  # whichever baseline: the working change is not all here
-                host_degraded.append(uncarried_degradation(state))
+            # whichever baseline: the working change is not all here
+            left = await anyio.to_thread.run_sync(left_out, ctx.workspace, state)
+            if left:
+                host_degraded.append(uncarried_degradation(left))
             if blobs.too_large:
                 detail = too_large_detail(blobs.too_large, ctx.workspace.max_blob_bytes)
                 host_degraded.extend(

@@ -42,6 +42,7 @@ class BlobReader:
         self._commit_tree: dict[str, str] = {}
         self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()
         self._links: dict[str, frozenset[str]] = {}
+        self._gitlinks: dict[str, frozenset[str]] = {}  # tree -> its submodules' paths
         self._sha1_to_blob: dict[str, str] = {}
         self._blob_to_sha1: dict[str, str] = {}
         self._sizes: dict[str, int] = {}  # sha1 -> size
@@ -72,6 +73,7 @@ class BlobReader:
         if cached is not None:
             return cached
         entries: dict[str, tuple[str, str]] = {}
+        gitlinks: list[str] = []
         if tree != EMPTY_TREE:
             for record in self._git("ls-tree", "-r", "-z", "--full-tree", tree).split(b"\0"):
                 if not record:
@@ -80,11 +82,26 @@ class BlobReader:
                 mode, kind, sha1 = meta.decode().split(" ")
                 if kind == "blob":
                     entries[path.decode("utf-8", "surrogateescape")] = (mode, sha1)
+                elif kind == "commit":
+                    gitlinks.append(path.decode("utf-8", "surrogateescape"))
         with self._lock:
             self._trees[tree] = entries
+            self._gitlinks[tree] = frozenset(gitlinks)
             while len(self._trees) > 4:
-                self._trees.popitem(last=False)
+                self._gitlinks.pop(self._trees.popitem(last=False)[0], None)
         return entries
+
+    def gitlinks_of(self, tree: str) -> frozenset[str]:
+        """Paths *tree* records as submodules (mode 160000: a commit of another repository)."""
+        with self._lock:
+            found = self._gitlinks.get(tree)
+            if found is None:
+                self._trees.pop(tree, None)  # listed again below, the submodules with it
+        if found is None:
+            self.tree_entries(tree)
+            with self._lock:
+                found = self._gitlinks.get(tree, frozenset())
+        return found
 
     def links_of(self, tree: str) -> frozenset[str]:
         """Paths git records in *tree* as symbolic links (mode 120000): their blob is the target
