@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from asp_protocol.errors import AspError, ProtocolViolation
+from reference_host.providers.assessment import degradation
 from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.python_rules import PYTHON_GLOBS, SOURCE
 
 READ_BATCH = 64
 LISTINGS_KEPT = 16
@@ -47,6 +49,54 @@ def needed_blobs(target: Target, comparison: str) -> list[tuple[str, str]]:
     if target.before is not None:
         needed.append((target.before_path, target.before))
     return needed
+
+
+async def baseline_files(
+    callbacks: HostCallbacks, baseline: dict[str, Any] | None, globs: list[str]
+) -> tuple[dict[str, str], bool] | None:
+    """(path -> blob of the baseline's files *globs* list, whether the host cut it short), kept
+    across evaluations when whole (a baseline's listing never changes); None when refused."""
+    key = json.dumps([baseline, globs], sort_keys=True) if baseline else None
+    if key is not None and key in _BASELINE_LISTINGS:
+        _BASELINE_LISTINGS.move_to_end(key)
+        return _BASELINE_LISTINGS[key], False
+    try:
+        listing = await callbacks.list_tree(globs=globs, baseline=baseline)
+    except (AspError, ProtocolViolation):
+        return None
+    files = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
+    if key is not None and not listing.truncated:
+        _BASELINE_LISTINGS[key] = files
+        while len(_BASELINE_LISTINGS) > LISTINGS_KEPT:
+            _BASELINE_LISTINGS.popitem(last=False)
+    return files, listing.truncated
+
+
+@dataclass
+class Listed:
+    """The targets of a workspace-scope evaluation: the changed ones, then every other Python
+    file of the baseline (each its own before and after)."""
+
+    targets: list[Target]
+    degraded: list[dict[str, Any]]
+    truncated: bool = False
+
+
+async def workspace_targets(
+    callbacks: HostCallbacks, baseline: dict[str, Any] | None, changed: list[Target]
+) -> Listed:
+    try:
+        listing = await callbacks.list_tree(globs=PYTHON_GLOBS, baseline=baseline)
+    except (AspError, ProtocolViolation) as error:
+        why = f"workspace/listTree failed, only changed files checked: {error}"
+        return Listed(changed, [degradation(SOURCE, "incomplete", why)])
+    touched = {t.path for t in changed} | {t.before_path for t in changed}
+    unchanged = [
+        Target(e.path, e.blob_id, e.blob_id, e.path, changed=False)
+        for e in listing.entries
+        if e.kind == "file" and e.path not in touched
+    ]
+    return Listed(changed + unchanged, [], listing.truncated)
 
 
 async def read_batched(
@@ -106,20 +156,8 @@ class SingleFiles:
         return self._listed[key]
 
     async def _baseline_files(self, globs: list[str]) -> dict[str, str]:
-        key = json.dumps([self._baseline, globs], sort_keys=True) if self._baseline else None
-        if key is not None and key in _BASELINE_LISTINGS:
-            _BASELINE_LISTINGS.move_to_end(key)
-            return _BASELINE_LISTINGS[key]
-        try:
-            listing = await self._callbacks.list_tree(globs=globs, baseline=self._baseline)
-        except (AspError, ProtocolViolation):
-            return {}
-        files = {e.path: e.blob_id for e in listing.entries if e.kind == "file"}
-        if key is not None and not listing.truncated:
-            _BASELINE_LISTINGS[key] = files
-            while len(_BASELINE_LISTINGS) > LISTINGS_KEPT:
-                _BASELINE_LISTINGS.popitem(last=False)
-        return files
+        listed = await baseline_files(self._callbacks, self._baseline, globs)
+        return listed[0] if listed is not None else {}
 
     async def read(self, blob: str) -> bytes | None:
         try:

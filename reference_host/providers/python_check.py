@@ -9,8 +9,9 @@ live in `python_rules`.
 
 `introduced` = after-state findings whose fingerprint is absent from the before-state (computed at
 the after path, so a rename does not make old findings new); a created file's findings are all
-introduced, a deleted file has none. Unchanged files cannot introduce findings, so a `workspace`
-+ `introduced` request reads only changed files. Non-Python files in scope are skipped and listed
+introduced, a deleted file has none. Per file, unchanged files cannot introduce findings, so a
+`workspace` + `introduced` request analyses only changed files; the one rule across files,
+`python/broken-import` (`check_imports.py`), reads the importers of what the change removes. Non-Python files in scope are skipped and listed
 in an evidence message; each *changed* non-Python path is also listed in `coverage.unsupported`,
 `covered.scope` then names only the Python paths (`{paths}`), and the status is `incomplete`
 (`unsupported` when no changed path is Python) — never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
@@ -30,7 +31,6 @@ from typing import Any
 
 from asp_protocol import CHECK_CAPABILITY_VERSION
 from asp_protocol.canonical import digest
-from asp_protocol.errors import AspError, ProtocolViolation
 from reference_host.providers import PYTHON_CHECK
 from reference_host.providers.assessment import (
     EvaluateRequest,
@@ -41,8 +41,16 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
+from reference_host.providers.check_importers import importer_findings
+from reference_host.providers.check_imports import ImportWords
 from reference_host.providers.check_links import LinkFollower
-from reference_host.providers.check_reads import SingleFiles, Target, needed_blobs, read_batched
+from reference_host.providers.check_reads import (
+    SingleFiles,
+    Target,
+    needed_blobs,
+    read_batched,
+    workspace_targets,
+)
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
@@ -51,8 +59,8 @@ from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
     ALL_RULES,
+    BROKEN_IMPORT,
     PACKAGE_INIT,
-    PYTHON_GLOBS,
     SOURCE,
     TOO_MANY_PARAMETERS,
     AnalysisFailed,
@@ -97,6 +105,7 @@ class PythonCheckProvider(ProviderRuntime):
             capabilities={"check": check_capability([SOURCE], ["all", "introduced"])},
         )
         self.cache = FindingsCache()
+        self.import_words = ImportWords()  # check_imports: kept across evaluations
         self.capability("check/evaluate", self.evaluate)
 
     async def evaluate(self, call: Call) -> dict[str, Any]:
@@ -136,6 +145,7 @@ class Evaluation:
         self.builtins = set(settings["builtins"] or ())
         self.project = ProjectBuiltins(files) if settings["projectBuiltins"] else None
         self.links = LinkFollower(call.callbacks, request.baseline)  # a link's code is its target's
+        self.served: dict[str, bytes] = {}  # blob -> bytes this evaluation read
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -204,6 +214,11 @@ class Evaluation:
                 )
         targets = await self._targets()
         await self._analyse(targets, set(covered_rules))
+        if BROKEN_IMPORT in covered_rules:  # across files: importers of what the change removes
+            changed, words = self._changed_targets(), self.provider.import_words
+            found = await importer_findings(self.call, request, changed, words, self.served)
+            self.out.diagnostics.extend(found.diagnostics)
+            self.out.degraded.extend(found.degraded)
         scope, sources = self._covered_scope()
         covered = coverage_part(scope, sources, covered_rules, request.comparison)
         status = (
@@ -275,27 +290,10 @@ class Evaluation:
         return sorted((t for t in selected if is_python(t.path)), key=lambda t: t.path)
 
     async def _workspace_targets(self, changed: list[Target]) -> list[Target]:
-        try:
-            listing = await self.call.callbacks.list_tree(
-                globs=PYTHON_GLOBS, baseline=self.request.baseline
-            )
-        except (AspError, ProtocolViolation) as error:
-            self.out.degraded.append(
-                degradation(
-                    SOURCE,
-                    "incomplete",
-                    f"workspace/listTree failed, only changed files checked: {error}",
-                )
-            )
-            return changed
-        self.out.truncated = self.out.truncated or listing.truncated
-        touched = {t.path for t in changed} | {t.before_path for t in changed}
-        unchanged = [
-            Target(e.path, e.blob_id, e.blob_id, e.path, changed=False)
-            for e in listing.entries
-            if e.kind == "file" and e.path not in touched
-        ]
-        return changed + unchanged
+        listed = await workspace_targets(self.call.callbacks, self.request.baseline, changed)
+        self.out.degraded.extend(listed.degraded)
+        self.out.truncated = self.out.truncated or listed.truncated
+        return listed.targets
 
     # -- reading and analysing -------------------------------------------------------------------
 
@@ -359,7 +357,7 @@ class Evaluation:
         return bind(raw, path)
 
     async def _analyse(self, targets: list[Target], rules: set[str]) -> None:
-        served = await self._read(targets)
+        served = self.served = await self._read(targets)
         introduced = self.request.comparison == "introduced"
         paced = Paced(self.call, len(targets))  # slow, not hung, to the host
         for index, target in enumerate(targets):

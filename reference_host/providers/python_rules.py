@@ -57,12 +57,15 @@ PYFLAKES_RULES["RedefinedWhileUnused"] = f"{SOURCE}/redefined-unused"
 SYNTAX_ERROR = f"{SOURCE}/syntax-error"
 SYNTAX_WARNING = f"{SOURCE}/syntax-warning"
 TOO_MANY_PARAMETERS = f"{SOURCE}/too-many-parameters"
+BROKEN_IMPORT = f"{SOURCE}/broken-import"  # across files: check_imports.py
 ALL_RULES: tuple[str, ...] = tuple(
-    sorted({SYNTAX_ERROR, SYNTAX_WARNING, TOO_MANY_PARAMETERS, *PYFLAKES_RULES.values()})
+    sorted(
+        {SYNTAX_ERROR, SYNTAX_WARNING, TOO_MANY_PARAMETERS, BROKEN_IMPORT, *PYFLAKES_RULES.values()}
+    )
 )
 #: Errors: the code cannot compile, or raises as soon as the line runs.
 ERROR_RULES = frozenset(
-    {SYNTAX_ERROR}
+    {SYNTAX_ERROR, BROKEN_IMPORT}
     | {
         f"{SOURCE}/{_kebab(n)}"
         for n in (
@@ -102,6 +105,8 @@ HELP = {
     f"{SOURCE}/unused-import": "Remove the import, or list the name in __all__ if it is re-exported.",
     f"{SOURCE}/redefined-unused": "Remove the earlier unused definition or rename one of the two.",
     TOO_MANY_PARAMETERS: "Group related parameters into an object or split the function.",
+    BROKEN_IMPORT: "Restore the module or name, or import it from where it lives now (a rename "
+    "plan of asp-python-edit updates the importers for you).",
 }
 DEFAULT_HELP = "Reported by the compiler or pyflakes; correct the code at this location."
 

@@ -1,0 +1,168 @@
+"""The cross-file part of one `check/evaluate`: which importers a change breaks (`check_imports`).
+
+Reads through the same callbacks as the rest of the check, and says what it could not read: a
+baseline listing the host cut short, importers outside the read grant or not served are degraded
+coverage (incomplete), never a silent "no broken import".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from asp_protocol.grants import ReadGrant
+from reference_host.providers.assessment import EvaluateRequest, degradation
+from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.check_imports import (
+    ImportWords,
+    Removed,
+    Resolver,
+    broken_imports,
+    parse,
+    top_level_names,
+)
+from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.python_rules import SOURCE, bind
+from reference_host.providers.runtime import Call
+
+PY_GLOBS = ["**/*.py"]
+
+
+@dataclass
+class ImporterFindings:
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ImporterScan:
+    """One evaluation's look at the importers of what its change removes."""
+
+    def __init__(
+        self,
+        callbacks: HostCallbacks,
+        baseline: dict[str, Any] | None,
+        targets: list[Target],
+        grant: ReadGrant,
+        words: ImportWords,
+        introduced: bool,
+    ) -> None:
+        self.callbacks = callbacks
+        self.baseline = baseline
+        self.targets = targets
+        self.grant = grant
+        self.words = words
+        self.introduced = introduced  # every finding is brought by the change: mark it so
+        self.out = ImporterFindings()
+
+    def _degrade(self, why: str) -> None:
+        self.out.degraded.append(degradation(SOURCE, "incomplete", f"broken-import: {why}"))
+
+    async def run(self, served: dict[str, bytes]) -> ImporterFindings:
+        """Nothing is listed or read unless the change removes something: a module it deletes or
+        moves away, or a top-level name of a module whose before- and after-state it has read
+        already (comparison `introduced`; with `all` only the after-state is read, and an
+        evaluation of changed files alone must not make the host hash the whole tree)."""
+        moved = [
+            t
+            for t in self.targets
+            if t.before_path.endswith(".py") and (t.after is None or t.path != t.before_path)
+        ]
+        lost = self._lost_names(served)
+        if not moved and not lost:
+            return self.out
+        listed = await baseline_files(self.callbacks, self.baseline, PY_GLOBS)
+        if listed is None or listed[1]:
+            self._degrade("workspace/listTree was refused or cut short, importers not checked")
+            return self.out
+        before = dict(listed[0])
+        after = dict(before)
+        for target in self.targets:
+            after.pop(target.before_path, None)
+        for target in self.targets:
+            if target.after is not None and target.path.endswith(".py"):
+                after[target.path] = target.after
+        resolver = Resolver(list(before), list(after))
+        removed = Removed()
+        for target in moved:
+            if target.before_path in before and target.before_path not in after:
+                removed.modules.update(resolver.gone(target.before_path))
+        for path, names in lost.items():
+            info = resolver.after.get(path)
+            for name in (info.primary, *info.aliases) if info is not None else ():
+                removed.names[name] = names
+        if removed:
+            await self._scan(after, removed, resolver, served)
+        return self.out
+
+    def _lost_names(self, served: dict[str, bytes]) -> dict[str, set[str]]:
+        """path -> top-level names its module had before the change and has not after, for the
+        changed modules whose two states *served* holds."""
+        lost: dict[str, set[str]] = {}
+        for t in self.targets:
+            if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
+                continue
+            if t.before == t.after or t.before not in served or t.after not in served:
+                continue
+            old, new = parse(served[t.before]), parse(served[t.after])
+            had = top_level_names(old) if old is not None else None
+            has = top_level_names(new) if new is not None else None
+            if had is not None and has is not None and had - has:
+                lost[t.path] = had - has
+        return lost
+
+    async def _scan(
+        self, after: dict[str, str], removed: Removed, resolver: Resolver, known: dict[str, bytes]
+    ) -> None:
+        wanted = removed.words()
+        readable = {p: b for p, b in after.items() if self.grant.allows(p)}
+        if len(readable) < len(after):
+            self._degrade(
+                f"{len(after) - len(readable)} file(s) outside the read grant not checked"
+            )
+        served = dict(known)
+        unknown = [
+            b
+            for b in dict.fromkeys(readable.values())
+            if self.words.known(b) is None and b not in served
+        ]
+        fresh, missing = await read_batched(self.callbacks, unknown)
+        served.update(fresh)
+        for why in missing[:20]:
+            self._degrade(why)
+        for blob in dict.fromkeys(readable.values()):
+            if blob in served and self.words.known(blob) is None:
+                self.words.learn(blob, served[blob])
+        spelling = {
+            path: blob
+            for path, blob in readable.items()
+            if (self.words.known(blob) or frozenset()) & wanted
+        }
+        more = [b for b in dict.fromkeys(spelling.values()) if b not in served]
+        if more:
+            extra, missing = await read_batched(self.callbacks, more)
+            served.update(extra)
+            for why in missing[:20]:
+                self._degrade(why)
+        for path, blob in sorted(spelling.items()):
+            tree = parse(served[blob]) if blob in served else None
+            if tree is None:
+                continue
+            found = bind(broken_imports(path, tree, removed, resolver), path)
+            if self.introduced:
+                found = [{**d, "introduced": True} for d in found]
+            self.out.diagnostics.extend(found)
+
+
+async def importer_findings(
+    call: Call,
+    request: EvaluateRequest,
+    targets: list[Target],
+    words: ImportWords,
+    served: dict[str, bytes],
+) -> ImporterFindings:
+    """The broken imports of one `check/evaluate` (its callbacks, read grant and comparison);
+    *served*: the blobs the evaluation has read already."""
+    introduced = request.comparison == "introduced"
+    grant = call.session.read_grant
+    scan = ImporterScan(call.callbacks, request.baseline, targets, grant, words, introduced)
+    return await scan.run(served)

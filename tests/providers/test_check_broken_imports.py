@@ -1,0 +1,181 @@
+"""`python/broken-import`: a change that removes a module, or (comparison `introduced`) a top-level
+name, that its importers still need is denied (reference_host/providers/check_imports.py, check_importers.py).
+
+Before, deleting `b.py` beside an unchanged `c.py` holding `from b import X` was `allow`: the check
+read the changed files only. Real host subprocess, real git work trees; each case is the work tree's
+change evaluated at `gate` with the built-in default policy.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reference_host.providers.check_imports import ImportWords, top_level_names
+from tests.support.gitrepo import git, make_repo, write_files
+from tests.support.host_harness import HostProcess
+
+RULE = "python/broken-import"
+PKG = {
+    "pkg/__init__.py": "",
+    "pkg/b.py": "X = 1\n\n\ndef helper():\n    return X\n",
+    "pkg/c.py": "from pkg.b import X\n\nprint(X)\n",
+}
+
+
+def _evaluate(
+    tmp_path: Path,
+    files: dict[str, str],
+    edits: dict[str, str | None],
+    comparison: str | None = "introduced",
+) -> dict[str, Any]:
+    """The work tree's change at `gate`; comparison `introduced` (as the apply gate asks) unless
+    *comparison* is None (the host's default, `all`: only module removals are looked for)."""
+    repo = make_repo(tmp_path / "repo", dict(files))
+    for path, text in edits.items():
+        if text is None:
+            (repo / path).unlink()
+        else:
+            write_files(repo, {path: text})
+    git(repo, "add", "-A")  # an untracked file is part of the working change too; this names it
+    host = HostProcess(repo, None).start()
+    try:
+        change = host.call("host/workingChangeset", {})["changeset"]
+        params: dict[str, Any] = {"callSite": "gate", "changeset": change}
+        if comparison:
+            params["comparison"] = comparison
+        result: dict[str, Any] = host.call("host/evaluateChangeset", params, timeout=60)
+        return result
+    finally:
+        assert host.stop() == 0
+
+
+def _broken(result: dict[str, Any]) -> list[tuple[str, int, str]]:
+    return sorted(
+        (
+            f["diagnostic"]["location"]["path"],
+            f["diagnostic"]["location"]["range"]["start"]["line"],
+            f["diagnostic"]["message"],
+        )
+        for f in result["findings"]
+        if f["diagnostic"]["code"] == RULE
+    )
+
+
+def test_deleting_a_module_an_unchanged_sibling_imports_is_denied(tmp_path: Path) -> None:
+    files = {"b.py": "X = 1\n", "c.py": '"""Uses b."""\nfrom b import X\n\nprint(X)\n'}
+    result = _evaluate(tmp_path, files, {"b.py": None}, comparison=None)
+    assert result["decision"] == "deny"
+    [(path, line, message)] = _broken(result)
+    assert (path, line) == ("c.py", 1)
+    assert "removes module b (b.py)" in message
+
+
+@pytest.mark.parametrize(
+    ("importer", "text"),
+    [
+        ("other/use.py", "from pkg.b import X\n"),
+        ("other/use.py", "from pkg import b\n"),
+        ("other/use.py", "import pkg.b\n"),
+        ("pkg/d.py", "from . import b\n"),
+        ("pkg/d.py", "from .b import helper\n"),
+        ("pkg/sub/e.py", "from ..b import (\n    X,\n    helper,\n)\n"),
+    ],
+)
+def test_every_spelling_of_an_import_of_a_deleted_package_module(
+    tmp_path: Path, importer: str, text: str
+) -> None:
+    files = {**PKG, "pkg/sub/__init__.py": "", importer: text}
+    del files["pkg/c.py"]
+    result = _evaluate(tmp_path, files, {"pkg/b.py": None})
+    assert [(p, m.split(", but")[1]) for p, _, m in _broken(result)] == [
+        (importer, " this change removes module pkg.b (pkg/b.py)")
+    ]
+    assert result["decision"] == "deny"
+
+
+def test_removing_a_name_its_importers_need_is_denied(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, PKG, {"pkg/b.py": "def helper():\n    return 2\n"})
+    assert result["decision"] == "deny"
+    [(path, line, message)] = _broken(result)
+    assert (path, line) == ("pkg/c.py", 0)
+    assert message == "'X' is imported from pkg.b, but this change removes it from that module"
+
+
+def test_findings_are_marked_introduced_for_an_introduced_evaluation(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, PKG, {"pkg/b.py": None}, comparison="introduced")
+    [finding] = [f for f in result["findings"] if f["diagnostic"]["code"] == RULE]
+    assert finding["diagnostic"].get("introduced") is True or finding.get("introduced") is True
+    assert result["decision"] == "deny"
+
+
+@pytest.mark.parametrize(
+    ("edits", "why"),
+    [
+        ({"pkg/c.py": "print(1)\n", "pkg/b.py": None}, "the importer was changed too"),
+        ({"pkg/b.py": None, "pkg/b/__init__.py": "X = 1\n"}, "the module became a package"),
+        ({"pkg/b.py": "if True:\n    X = 2\n"}, "the name is still bound"),
+        ({"pkg/b.py": "def __getattr__(name):\n    return 1\n"}, "the module is dynamic"),
+        ({"pkg/b.py": "from pkg.other import *\n"}, "a star import may bind it"),
+        ({"pkg/b.py": "globals()['X'] = 1\n"}, "globals() may bind it"),
+        ({"pkg/b.py": "def f():\n    global X\n    X = 1\n"}, "a global statement binds it"),
+    ],
+)
+def test_nothing_is_reported_where_the_import_still_works(
+    tmp_path: Path, edits: dict[str, str | None], why: str
+) -> None:
+    files = {**PKG, "pkg/other.py": "X = 1\n"}
+    result = _evaluate(tmp_path, files, edits)
+    assert _broken(result) == [], why
+
+
+@pytest.mark.parametrize(
+    "importer_text",
+    [
+        "try:\n    from pkg.b import X\nexcept ImportError:\n    X = None\n",
+        "try:\n    import pkg.b\nexcept (ModuleNotFoundError, OSError):\n    pass\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import X\n",
+    ],
+)
+def test_optional_and_type_checking_imports_are_not_reported(
+    tmp_path: Path, importer_text: str
+) -> None:
+    files = {**PKG, "pkg/c.py": importer_text}
+    result = _evaluate(tmp_path, files, {"pkg/b.py": None})
+    assert _broken(result) == []
+
+
+def test_a_plain_name_from_another_folder_is_not_taken_for_the_deleted_module(
+    tmp_path: Path,
+) -> None:
+    """`import helpers` in app/ may mean an installed `helpers` or app/'s own: not a finding.
+    A dotted name whose first part is not a package of the workspace is not one either."""
+    files = {
+        "tools/helpers.py": "H = 1\n",
+        "tools/run.py": "import helpers\n",
+        "app/x.py": "import helpers\nimport six.moves\n",
+        "six/moves.py": "M = 1\n",
+    }
+    result = _evaluate(tmp_path, files, {"tools/helpers.py": None, "six/moves.py": None})
+    assert [(p, line) for p, line, _ in _broken(result)] == [("tools/run.py", 0)]
+
+
+def test_top_level_names_cover_what_a_module_binds() -> None:
+    source = (
+        "import os.path\nfrom a import b as c\nX: int = 1\nfor i in range(2):\n    pass\n"
+        "with open('f') as (h, k):\n    pass\ntry:\n    import json\nexcept ImportError:\n"
+        "    json = None\nclass K:\n    inner = 1\ndef f():\n    local = 1\n"
+        "if (w := 3):\n    Y = [z for z in range(3)]\n"
+    )
+    assert top_level_names(ast.parse(source)) == {
+        "os", "c", "X", "i", "h", "k", "json", "K", "f", "w", "Y"
+    }  # fmt: skip
+    assert top_level_names(ast.parse("import sys\nsys.modules[__name__].X = 1\n")) is None
+
+
+def test_import_words_read_a_parenthesised_list_over_several_lines() -> None:
+    words = ImportWords().learn("blob:1", b"x = 1\nfrom pkg.b import (\n    X,\n    helper,\n)\n")
+    assert {b"pkg", b"b", b"X", b"helper"} <= words and b"x" not in words
