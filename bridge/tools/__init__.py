@@ -13,7 +13,9 @@ from mcp.types import CallToolResult, ToolAnnotations
 from bridge.label import tool_meta
 from bridge.runtime import BridgeRuntime
 
-TOOL_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
+#: The house prefix keeps every tool of this server apart from other servers' tools in a client
+#: that loads several (and grep-able); the extension's tools share it (`asp_ext_*`).
+TOOL_NAME = re.compile(r"^asp_[a-z0-9_]{1,36}$")
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )

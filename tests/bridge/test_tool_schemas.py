@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
 from bridge.config import BridgeSettings
+from bridge.server import CORE_TOOLS
+from bridge.tools import ToolSpec, register
 from tests.support.ext_bridge import extension_server
 from tests.support.mcp_helpers import bad_host_argv
 
@@ -67,3 +70,14 @@ async def test_only_tools_measured_above_the_client_default_raise_its_size_limit
     assert declared.pop("asp_inspect") == declared.pop("asp_migration_check") == 100_000
     assert declared.pop("asp_ext_evaluate_changeset") == 100_000
     assert set(declared.values()) == {None}  # bounded far below 50,000 chars (measured)
+
+
+def test_register_refuses_a_tool_outside_the_house_prefix() -> None:
+    """The newcomer's docs said nothing checked the `asp_` prefix; `register` now does, before
+    the server holds anything."""
+    server: MCPServer[Any] = MCPServer("probe")
+    first = CORE_TOOLS[0]
+    stray = ToolSpec("policy", "Policy", "The policy.", first.fn)
+    with pytest.raises(ValueError, match="does not match"):
+        register(server, [stray])
+    assert register(server, [first]) == [first.name]
