@@ -46,6 +46,8 @@ from bridge.tools.inspect_text import (
     coverage_text,
     summary,
     unindexed_text,
+    unresolved_answers,
+    unresolved_text,
 )
 
 TOOL = "asp_inspect"
@@ -122,9 +124,12 @@ def render(
     truncated = provider_truncated(host_result)
     host = host_page(host_result)
     resumed_host = resume.host if resume is not None else None
-    header = coverage_text(
-        degraded, exhaustive, truncated, resume is not None, page_chars // 4, host
-    ) + unindexed_text(host_result)
+    header = (
+        coverage_text(degraded, exhaustive, truncated, resume is not None, page_chars // 4, host)
+        + unresolved_text(host_result)
+        + unindexed_text(host_result)
+    )
+    unresolved = unresolved_answers(host_result) > 0
     offset = resume.offset if resume is not None else 0
     baseline = answer_baseline(host_result)
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
@@ -159,6 +164,7 @@ def render(
                 "coverage": coverage,
                 "degradedEntries": len(degraded),
                 "providerTruncated": truncated,
+                "symbolResolved": not unresolved,
                 "hostPage": {
                     "paged": host.paged,
                     "resumed": resumed_host is not None,
@@ -171,6 +177,8 @@ def render(
                 "fullDigest": full_digest,
             }
         }
+        if unresolved:  # a structured-content-only client sees this, not the text
+            bridge_result["inspect"]["symbolNote"] = unresolved_text(host_result)[0]
         paged = page_of(host_result, verb, page.start, len(page.lines))
         text = label.success_text(
             TOOL,

@@ -44,6 +44,26 @@ def coverage_of(host_result: dict[str, Any]) -> tuple[list[dict[str, Any]], bool
 UNINDEXED_SHOWN = 5
 
 
+def unresolved_answers(host_result: dict[str, Any]) -> int:
+    """How many provider answers say the symbol asked about names no definition they index
+    (`data.unresolved`). Their 0 items mean "not known here", never "not used"."""
+    return sum(
+        1
+        for _, graph in provider_results(host_result)
+        if isinstance(graph.get("data"), dict) and graph["data"].get("unresolved") is True
+    )
+
+
+def unresolved_text(host_result: dict[str, Any]) -> list[str]:
+    if not unresolved_answers(host_result):
+        return []
+    return [
+        "Symbol not found: no definition by that name is in the provider's index, so 0 items "
+        "here means the name is unknown, not that it is unused. Check the spelling, or find its "
+        "qualified name with verb symbols and a query, then ask again."
+    ]
+
+
 def unindexed_text(host_result: dict[str, Any]) -> list[str]:
     """The files a provider holds no facts of that may change this answer
     (`data.incomplete.unindexed`: they do not parse with its Python, or are too large)."""

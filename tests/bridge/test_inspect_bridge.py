@@ -163,6 +163,26 @@ async def test_a_file_the_provider_could_not_index_is_named_in_the_text(tmp_path
 
 
 @pytest.mark.needs_definitions
+async def test_a_symbol_that_names_no_definition_is_not_shown_as_unused(repo: Path) -> None:
+    """A misspelt symbol gave `references`: 0 items, coverage complete, in text and structured
+    content alike: read as "nothing uses it". Both now say the name is not known."""
+    async with bridge(repo) as client:
+        missing = await client.call_tool(
+            "asp_inspect", {"verb": "references", "symbol": "shop.money.round_cent"}
+        )
+        found = await client.call_tool(
+            "asp_inspect", {"verb": "references", "symbol": "shop.money.round_cents"}
+        )
+    meta = answer(missing)["bridgeResult"]["inspect"]
+    assert meta["items"] == 0 and meta["symbolResolved"] is False
+    assert "not that it is unused" in meta["symbolNote"]
+    assert text(missing).count("Symbol not found") == 1
+    resolved = answer(found)["bridgeResult"]["inspect"]
+    assert resolved["symbolResolved"] is True and "symbolNote" not in resolved
+    assert "Symbol not found" not in text(found)
+
+
+@pytest.mark.needs_definitions
 async def test_pages_stay_within_the_size_and_cover_every_item(repo: Path) -> None:
     async with bridge(repo, inspect_page_chars=2000) as client:
         seen: list[str] = []
