@@ -186,3 +186,25 @@ def test_a_method_a_base_outside_the_workspace_or_python_may_call_is_not_renamed
     result, _ = _rename({"m.py": BASES}, symbol, new)
     assert result.refusal == refusal, result
     assert why in result.detail
+
+
+ALIASED = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": "def compute(x):\n    return x\n\n\nrun = compute\n",
+    "pkg/use.py": (
+        "from pkg import core\nfrom pkg.core import compute, run\n\nalias = core.compute\n\n\n"
+        "def go():\n    run(1)\n    alias(2)\n    return compute(3)\n"
+    ),
+}
+
+
+def test_a_name_assigned_from_the_renamed_one_keeps_its_own_spelling() -> None:
+    """`run = compute` is another name for the function (inspect now resolves `run()` to it);
+    renaming `compute` rewrites the right-hand side, never the calls through `run`."""
+    result, out = _rename(ALIASED, "pkg.core.compute", "calc")
+    assert result.refusal is None, result.detail
+    assert out["pkg/core.py"] == "def calc(x):\n    return x\n\n\nrun = calc\n"
+    assert out["pkg/use.py"] == (
+        "from pkg import core\nfrom pkg.core import calc, run\n\nalias = core.calc\n\n\n"
+        "def go():\n    run(1)\n    alias(2)\n    return calc(3)\n"
+    )

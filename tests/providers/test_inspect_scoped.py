@@ -65,6 +65,12 @@ TREE: dict[str, str] = {
         "def blind(thing):\n    return thing.run(7)\n"
     ),
     "app/words.py": "# Engine is mentioned here only in a comment\nNAME = 'helper run start'\n",
+    # names assigned from another name: a caller through them never spells the first name
+    "pkg/aliases.py": "from pkg.core import helper, Engine\n\nrunner = helper\nMachine = Engine\n",
+    "app/through.py": (
+        "from pkg.aliases import runner, Machine\nfrom pkg import core\n\nfast = core.helper\n\n\n"
+        "def relay():\n    runner(1)\n    fast(2)\n    return Machine().start()\n"
+    ),
     "app/latin.py": "# -*- coding: latin-1 -*-\nfrom pkg.core import Engine\n\nA = 'caf\xe9'\n",
     "app/nfkc.py": "from pkg.core import helper\n\n\ndef \ufb01nd():\n    return h\u1d49lper(1)\n",
     "tests/test_core.py": (
@@ -160,6 +166,10 @@ def test_every_scoped_answer_is_the_whole_index_answer() -> None:
             {"symbol": {"id": "pkg/core.py::helper"}},
             {"pkg/stars.py::starred", "app/nfkc.py::find", "pkg/sub/deep.py::deep"},
         ),
+        # through `runner = helper` in another module, and `fast = core.helper` in this one; a
+        # class through `Machine = Engine`
+        ("callers", {"symbol": {"id": "pkg/core.py::helper"}}, {"app/through.py::relay"}),
+        ("callers", {"symbol": {"id": "pkg/core.py::Engine.start"}}, {"app/through.py::relay"}),
     ],
 )
 def test_the_shapes_the_index_resolves_are_answered_by_the_scoped_path(

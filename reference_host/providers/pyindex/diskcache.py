@@ -42,7 +42,7 @@ log = logging.getLogger("asp.python-inspect.cache")
 
 T = TypeVar("T")
 
-FORMAT = b"asp-facts/3\n"
+FORMAT = b"asp-facts/4\n"  # 4: alias bindings
 DIGEST_BYTES = 16
 SUFFIX = ".facts"
 INDEX_SUFFIX = ".index"

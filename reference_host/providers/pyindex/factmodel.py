@@ -21,6 +21,8 @@ Span = tuple[int, int, int, int]
 #   ("instance", chain)               assigned once from `Chain(...)` (a class, or a function whose
 #                                     return is annotated), `with Chain(...) as x`, or `x: Chain`
 #   ("element", chain)                `for x in chain(...)`, a function annotated `-> Iterator[C]`
+#   ("alias", chain)                  assigned once from a bare name or attribute chain
+#                                     (`run = compute`): whatever the chain resolves to
 #   ("local",)                        any other binding: unresolvable statically
 Binding = tuple[object, ...]
 LOCAL: Binding = ("local",)

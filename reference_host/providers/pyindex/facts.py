@@ -260,9 +260,11 @@ class _Collector(Recorder, FlowVisitors):
         self.visit(node.value)
         value_chain = name_chain(node.value.func) if isinstance(node.value, ast.Call) else None
         binding: Binding = ("instance", value_chain) if value_chain else LOCAL
+        # `run = compute`, `alias = core.compute`: another name for what the chain names
+        alias = name_chain(node.value) if isinstance(node.value, ast.Name | ast.Attribute) else None
         for target in node.targets:
             if isinstance(target, ast.Name):
-                self.bind(target.id, binding)
+                self.bind(target.id, ("alias", alias) if alias else binding)
                 if target.id == "__all__" and self.scope == 0:
                     self._record_all(node.value)
             elif not self.attribute(target, binding):

@@ -2,8 +2,8 @@
 
 Built from per-blob facts in one pass; every use is resolved eagerly so that queries on a cached
 index only walk dictionaries. Resolution is static and best-effort: imports (absolute, relative,
-aliased, re-exported, star), `self`/`cls` attributes, base classes, and variables assigned once from
-a class call or annotated with a class. Anything else is left unresolved rather than guessed.
+aliased, re-exported, star), `self`/`cls` attributes, base classes, variables assigned once from
+a class call or annotated with a class, and names assigned once from another name (`run = f`). Anything else is left unresolved rather than guessed.
 """
 
 from __future__ import annotations
@@ -220,6 +220,11 @@ class PythonIndex:
             if kind == "instance" and self.is_class(target[1]):
                 return ("instance", target[1])
             return returned(self, target[1], element=kind == "element", depth=depth + 1)
+        if kind == "alias" and depth < _MAX_DEPTH:
+            chain = binding[1]
+            assert isinstance(chain, tuple)
+            target, consumed = self.resolve_chain(path, scope, chain, depth + 1)
+            return target if target is not None and consumed == len(chain) else None
         return None
 
     def lookup_name(self, path: str, scope_index: int, name: str, depth: int = 0) -> Target | None:

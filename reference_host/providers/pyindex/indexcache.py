@@ -22,7 +22,7 @@ from reference_host.providers.pyindex.linking import Links, Ref
 
 log = logging.getLogger("asp.python-inspect.cache")
 
-FORMAT = b"asp-index/1\n"
+FORMAT = b"asp-index/2\n"  # 2: names resolved through aliases
 _SETS = ("deps", "rdeps", "module_rdeps", "type_rdeps")
 
 

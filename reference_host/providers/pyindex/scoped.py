@@ -177,10 +177,16 @@ def node_name(names: dict[str, ModuleName], node_id: str) -> str:
 
 
 def binding_names(facts: ModuleFacts) -> Iterator[tuple[str, str]]:
-    """(name written in the import, name it binds) of every import binding of a file:
-    `from m import a as b` -> (a, b), `import p.q as r` -> (q, r), `import p.q` -> (p, p)."""
+    """(name written, name it binds) of every import and alias binding of a file:
+    `from m import a as b` -> (a, b), `import p.q as r` -> (q, r), `import p.q` -> (p, p),
+    `run = core.compute` -> (compute, run): a use of the bound name may be one of the written."""
     for scope in facts.scopes:
         for bound, binding in scope.bindings.items():
+            if binding[0] == "alias":
+                chain = binding[1]
+                assert isinstance(chain, tuple)
+                yield str(chain[-1]), bound
+                continue
             if binding[0] != "import":
                 continue
             written = binding[2] if binding[2] is not None else str(binding[1]).rpartition(".")[2]
@@ -301,7 +307,7 @@ class ScopedIndex(PythonIndex):
         return super().module_attr(path, attr, depth)
 
     def binding_target(self, path: str, scope: int, binding: Binding, depth: int) -> Target | None:
-        if binding[0] in ("instance", "element") and depth >= _MAX_DEPTH:
+        if binding[0] in ("instance", "element", "alias") and depth >= _MAX_DEPTH:
             self.purity.impure = True
         return super().binding_target(path, scope, binding, depth)
 
