@@ -65,6 +65,16 @@ TREE: dict[str, str] = {
         "def blind(thing):\n    return thing.run(7)\n"
     ),
     "app/words.py": "# Engine is mentioned here only in a comment\nNAME = 'helper run start'\n",
+    # a template method: the base calls `self.handle()`, which runs the subclass's override
+    "pkg/tmpl.py": (
+        "class Step:\n    def handle(self):\n        return 0\n\n    def serve(self):\n"
+        "        return self.handle()\n\n\nclass Loud(Step):\n    def handle(self):\n"
+        "        return 1\n\n\nclass Louder(Loud):\n    def handle(self):\n        return 2\n"
+    ),
+    "app/steps.py": (
+        "from pkg.tmpl import Loud, Step\n\n\ndef drive(s: Step):\n    return s.handle()\n\n\n"
+        "def direct():\n    return Loud().handle()\n"
+    ),
     # names assigned from another name: a caller through them never spells the first name
     "pkg/aliases.py": "from pkg.core import helper, Engine\n\nrunner = helper\nMachine = Engine\n",
     "app/through.py": (
@@ -170,6 +180,12 @@ def test_every_scoped_answer_is_the_whole_index_answer() -> None:
         # class through `Machine = Engine`
         ("callers", {"symbol": {"id": "pkg/core.py::helper"}}, {"app/through.py::relay"}),
         ("callers", {"symbol": {"id": "pkg/core.py::Engine.start"}}, {"app/through.py::relay"}),
+        # an override is reached through the methods it overrides, each level of the hierarchy
+        (
+            "callers",
+            {"symbol": {"id": "pkg/tmpl.py::Louder.handle"}},
+            {"pkg/tmpl.py::Step.serve", "app/steps.py::drive"},
+        ),
     ],
 )
 def test_the_shapes_the_index_resolves_are_answered_by_the_scoped_path(
@@ -178,6 +194,17 @@ def test_the_shapes_the_index_resolves_are_answered_by_the_scoped_path(
     whole, scoped, _part = _both(BYTES, verb, params)
     assert scoped == whole
     assert expected_sources <= {e["from"] for e in json.loads(whole)["edges"]}
+
+
+def test_an_override_says_which_method_it_overrides_and_a_base_gains_no_caller() -> None:
+    whole = json.loads(_both(BYTES, "callers", {"symbol": {"id": "pkg/tmpl.py::Loud.handle"}})[0])
+    edges = {(e["kind"], e["from"], e["to"]) for e in whole["edges"]}
+    assert ("implements", "pkg/tmpl.py::Loud.handle", "pkg/tmpl.py::Step.handle") in edges
+    assert ("calls", "pkg/tmpl.py::Step.serve", "pkg/tmpl.py::Step.handle") in edges
+    base = json.loads(_both(BYTES, "callers", {"symbol": {"id": "pkg/tmpl.py::Step.handle"}})[0])
+    # `Loud().handle()` runs Loud's own method: not a caller of Step.handle
+    assert "app/steps.py::direct" not in {e["from"] for e in base["edges"]}
+    assert not [e for e in base["edges"] if e["kind"] == "implements"]
 
 
 def test_only_the_files_spelling_the_names_and_what_they_reach_are_parsed() -> None:

@@ -255,7 +255,22 @@ def _call_walk(
     for _level in range(depth):
         following: list[str] = []
         for current in frontier:
-            refs = index.refs_to.get(current, []) if upward else index.refs_from.get(current, [])
+            called = [current]
+            if upward:  # a call of a method it overrides may run it: `self.handle()` in the base
+                for base_method in overridden(index, current):
+                    if base_method not in seen and builder.add_id(base_method):
+                        seen.add(base_method)
+                        entry, fact = index.def_fact(current) or (None, None)
+                        where = (entry.path, fact.span) if entry and fact else (None, None)
+                        builder.add_edge(edge("implements", current, base_method, *where))
+                        called.append(base_method)
+            refs = [
+                ref
+                for each in called
+                for ref in (
+                    index.refs_to.get(each, []) if upward else index.refs_from.get(each, [])
+                )
+            ]
             for ref in _ordered(refs):
                 if ref.kind != "calls":
                     continue
@@ -271,6 +286,31 @@ def _call_walk(
             break
     data: dict[str, Any] = {"verb": verb, "symbols": targets, "depth": depth}
     return _finished(builder, index, targets, data, upward, calls_only=True)
+
+
+def overridden(index: PythonIndex, method_id: str) -> list[str]:
+    """The methods of the ancestors of *method_id*'s class that it overrides (nearest first, each
+    once). Dunder methods are left out: `super().__init__()` chains are not dispatch to them."""
+    path, qualname = split_id(method_id)
+    owner, _, name = qualname.rpartition(".")
+    if not owner or (name.startswith("__") and name.endswith("__")):
+        return []
+    class_id = def_id(path, owner)
+    if not index.is_class(class_id):
+        return []
+    found: list[str] = []
+    queue, visited = list(index.bases(class_id)), {class_id}
+    while queue:
+        base = queue.pop(0)
+        if base in visited:
+            continue
+        visited.add(base)
+        base_path, base_qual = split_id(base)
+        member = def_id(base_path, f"{base_qual}.{name}")
+        if index.def_fact(member) is not None:
+            found.append(member)
+        queue.extend(index.bases(base))
+    return found
 
 
 def callers(
