@@ -1,0 +1,149 @@
+"""`python/broken-call`: calls that a change to a function's parameters leaves raising TypeError.
+
+A change that adds a required parameter to a module-level function, removes or renames one, or
+makes one keyword-only, passes pyflakes while every caller it did not touch still calls the old
+way: the first call raises `TypeError` at run time. With both states of a changed module read
+(comparison `introduced`), the functions whose parameters changed are compared with each call
+that can be tied to them for sure, in the changed module itself and in the files that import it
+(the importers `check_importers` already reads):
+
+- the function is defined once at module level, undecorated (a decorator may replace the
+  signature: `functools.wraps`, `click.command`, `pytest.fixture`), and is a plain function, not
+  a class;
+- the call names it directly: `f(...)` with `f` bound only by `from module import f [as g]` (or,
+  in its own module, by its definition), or `m.f(...)` with `m` bound only by an import of the
+  module; a module that binds the name any other way (an assignment, a parameter, a loop
+  variable, a nested definition) is left alone;
+- a call that unpacks (`*args`, `**kwargs`) is not judged: its count is not known.
+
+The judgement is Python's own binding of arguments to parameters (positional-only, defaults,
+keyword-only, `*args` and `**kwargs`); a call reported here raises as soon as it runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a function accepts, as Python binds a call to it."""
+
+    positional: tuple[str, ...]  # positional-only, then positional-or-keyword, in order
+    positional_only: int  # how many of `positional` cannot be passed by keyword
+    required_positional: int  # those without a default (always the first ones)
+    keyword_only: tuple[str, ...]
+    required_keyword: frozenset[str]
+    star_args: bool
+    star_kwargs: bool
+
+    @classmethod
+    def of(cls, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
+        args = node.args
+        positional = tuple(a.arg for a in (*args.posonlyargs, *args.args))
+        required_kw = frozenset(
+            a.arg
+            for a, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+            if default is None
+        )
+        return cls(
+            positional=positional,
+            positional_only=len(args.posonlyargs),
+            required_positional=len(positional) - len(args.defaults),
+            keyword_only=tuple(a.arg for a in args.kwonlyargs),
+            required_keyword=required_kw,
+            star_args=args.vararg is not None,
+            star_kwargs=args.kwarg is not None,
+        )
+
+    def problem(self, call: ast.Call) -> str | None:
+        """Why binding *call*'s arguments raises TypeError, or None when it binds (or when the
+        call unpacks, so its arguments cannot be counted)."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return None
+        passed = len(call.args)
+        if passed > len(self.positional) and not self.star_args:
+            return (
+                f"takes at most {len(self.positional)} positional argument(s), "
+                f"but this call passes {passed}"
+            )
+        bound = set(self.positional[:passed])
+        by_keyword = self.positional[self.positional_only :]
+        for keyword in call.keywords:
+            name = keyword.arg
+            assert name is not None
+            if name in bound:
+                return f"gets two values for parameter '{name}'"
+            if name not in by_keyword and name not in self.keyword_only and not self.star_kwargs:
+                return f"has no parameter '{name}' this call can pass by keyword"
+            bound.add(name)
+        missing = [p for p in self.positional[: self.required_positional] if p not in bound]
+        missing += sorted(self.required_keyword - bound)
+        if missing:
+            return f"needs '{missing[0]}', which this call does not pass"
+        return None
+
+
+def plain_functions(tree: ast.Module) -> dict[str, Signature]:
+    """The module's undecorated functions defined once at its top level, by name; a name the
+    module binds any other way too is left out."""
+    found = {
+        node.name: Signature.of(node)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.decorator_list
+    }
+    return {name: sig for name, sig in found.items() if not _binds_otherwise(tree, name)}
+
+
+def changed_signatures(before: ast.Module, after: ast.Module) -> dict[str, Signature]:
+    """Plain functions of *after* whose parameters differ from the same function of *before*."""
+    old = plain_functions(before)
+    return {n: s for n, s in plain_functions(after).items() if n in old and old[n] != s}
+
+
+def _binds_otherwise(tree: ast.Module, name: str) -> bool:
+    """Whether *name* is bound in *tree* other than by one top-level `def` or an import."""
+    defs = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                defs += 1
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                every = (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+                extra = [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
+                if any(a.arg == name for a in (*every, *extra)):
+                    return True
+        elif _rebinds(node, name):
+            return True
+    return defs > 1
+
+
+def _rebinds(node: ast.AST, name: str) -> bool:
+    """An assignment to or deletion of *name*, or a `global`/`nonlocal` declaration of it."""
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    return isinstance(node, ast.Global | ast.Nonlocal) and name in node.names
+
+
+def calls_of(
+    tree: ast.Module, direct: dict[str, str], modules: dict[str, str]
+) -> Iterator[tuple[ast.Call, str, str]]:
+    """(call, module, function) for each call of *tree* through *direct* (local name -> "module
+    function" it imports, or defines) or *modules* (local name -> module it imports)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in direct:
+            module, _, function = direct[func.id].partition(" ")
+            yield node, module, function
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in modules
+        ):
+            yield node, modules[func.value.id], func.attr
