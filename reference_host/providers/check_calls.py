@@ -96,17 +96,20 @@ def plain_functions(tree: ast.Module) -> dict[str, Signature]:
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.decorator_list
     }
-    return {name: sig for name, sig in found.items() if not _binds_otherwise(tree, name)}
+    return {name: sig for name, sig in found.items() if not binds_otherwise(tree, name)}
 
 
-def changed_signatures(before: ast.Module, after: ast.Module) -> dict[str, Signature]:
-    """Plain functions of *after* whose parameters differ from the same function of *before*."""
+def changed_signatures(
+    before: ast.Module, after: ast.Module
+) -> dict[str, tuple[Signature, Signature]]:
+    """name -> (before, after) of the plain functions whose parameters the change altered."""
     old = plain_functions(before)
-    return {n: s for n, s in plain_functions(after).items() if n in old and old[n] != s}
+    return {n: (old[n], s) for n, s in plain_functions(after).items() if n in old and old[n] != s}
 
 
-def _binds_otherwise(tree: ast.Module, name: str) -> bool:
-    """Whether *name* is bound in *tree* other than by one top-level `def` or an import."""
+def binds_otherwise(tree: ast.Module, name: str, definitions: int = 1) -> bool:
+    """Whether *name* is bound in *tree* other than by an import and *defs* definitions (the
+    one top-level `def` of a changed module; none in a file that imports the name)."""
     defs = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -119,7 +122,7 @@ def _binds_otherwise(tree: ast.Module, name: str) -> bool:
                     return True
         elif _rebinds(node, name):
             return True
-    return defs > 1
+    return defs > definitions
 
 
 def _rebinds(node: ast.AST, name: str) -> bool:

@@ -10,16 +10,18 @@ live in `python_rules`.
 `introduced` = after-state findings whose fingerprint is absent from the before-state (computed at
 the after path, so a rename does not make old findings new); a created file's findings are all
 introduced, a deleted file has none. Per file, unchanged files cannot introduce findings, so a
-`workspace` + `introduced` request analyses only changed files; the one rule across files,
-`python/broken-import` (`check_imports.py`), reads the importers of what the change removes. Non-Python files in scope are skipped and listed
-in an evidence message; each *changed* non-Python path is also listed in `coverage.unsupported`,
-`covered.scope` then names only the Python paths (`{paths}`), and the status is `incomplete`
-(`unsupported` when no changed path is Python) — never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`): `verify.maxParameters` (int >= 1,
-enables `python/too-many-parameters`), `disabledRules` (known codes), `maxFileBytes` (default
-2000000), `targetVersion` ("3.N": the Python the code is for; a file this interpreter cannot parse
-but a newer Python may is reported unsupported, never as a syntax error: grammar.py). Findings are
-cached per (blob id, settings); every blob is still read through the
-callbacks so `validAsOf.blobs` names exactly what this request read.
+`workspace` + `introduced` request analyses only changed files; the rules across files read the
+importers of what the change removes (`python/broken-import`, `check_imports.py`) and the callers
+of functions whose parameters it changed (`python/broken-call`, `check_calls.py`). Non-Python
+files in scope are skipped and listed in an evidence message; each *changed* non-Python path is
+also listed in `coverage.unsupported`, `covered.scope` then names only the Python paths
+(`{paths}`), and the status is `incomplete` (`unsupported` when no changed path is Python) —
+never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`):
+`verify.maxParameters` (int >= 1, enables `python/too-many-parameters`), `disabledRules` (known
+codes), `maxFileBytes` (default 2000000), `targetVersion` ("3.N": the Python the code is for; a
+file this interpreter cannot parse but a newer Python may is reported unsupported, never as a
+syntax error: grammar.py). Findings are cached per (blob id, settings); every blob is still read
+through the callbacks so `validAsOf.blobs` names exactly what this request read.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
-from reference_host.providers.check_importers import importer_findings
+from reference_host.providers.check_callers import across_files
 from reference_host.providers.check_imports import ImportWords
 from reference_host.providers.check_links import LinkFollower
 from reference_host.providers.check_reads import (
@@ -59,7 +61,6 @@ from reference_host.providers.noqa import honour_noqa
 from reference_host.providers.pacing import Paced
 from reference_host.providers.python_rules import (
     ALL_RULES,
-    BROKEN_IMPORT,
     PACKAGE_INIT,
     SOURCE,
     TOO_MANY_PARAMETERS,
@@ -214,11 +215,12 @@ class Evaluation:
                 )
         targets = await self._targets()
         await self._analyse(targets, set(covered_rules))
-        if BROKEN_IMPORT in covered_rules:  # across files: importers of what the change removes
-            changed, words = self._changed_targets(), self.provider.import_words
-            found = await importer_findings(self.call, request, changed, words, self.served)
-            self.out.diagnostics.extend(found.diagnostics)
-            self.out.degraded.extend(found.degraded)
+        changed, words = self._changed_targets(), self.provider.import_words
+        found, left = await across_files(
+            self.call, request, changed, words, self.served, covered_rules
+        )
+        self.out.diagnostics.extend(found)
+        self.out.degraded.extend(left)
         scope, sources = self._covered_scope()
         covered = coverage_part(scope, sources, covered_rules, request.comparison)
         status = (

@@ -58,14 +58,16 @@ SYNTAX_ERROR = f"{SOURCE}/syntax-error"
 SYNTAX_WARNING = f"{SOURCE}/syntax-warning"
 TOO_MANY_PARAMETERS = f"{SOURCE}/too-many-parameters"
 BROKEN_IMPORT = f"{SOURCE}/broken-import"  # across files: check_imports.py
+BROKEN_CALL = f"{SOURCE}/broken-call"  # across files: check_calls.py
+ACROSS_FILES = (BROKEN_IMPORT, BROKEN_CALL)
 ALL_RULES: tuple[str, ...] = tuple(
     sorted(
-        {SYNTAX_ERROR, SYNTAX_WARNING, TOO_MANY_PARAMETERS, BROKEN_IMPORT, *PYFLAKES_RULES.values()}
+        {SYNTAX_ERROR, SYNTAX_WARNING, TOO_MANY_PARAMETERS, *ACROSS_FILES, *PYFLAKES_RULES.values()}
     )
 )
 #: Errors: the code cannot compile, or raises as soon as the line runs.
 ERROR_RULES = frozenset(
-    {SYNTAX_ERROR, BROKEN_IMPORT}
+    {SYNTAX_ERROR, *ACROSS_FILES}
     | {
         f"{SOURCE}/{_kebab(n)}"
         for n in (
@@ -107,6 +109,8 @@ HELP = {
     TOO_MANY_PARAMETERS: "Group related parameters into an object or split the function.",
     BROKEN_IMPORT: "Restore the module or name, or import it from where it lives now (a rename "
     "plan of asp-python-edit updates the importers for you).",
+    BROKEN_CALL: "Pass what the function now takes, or keep the old parameters working (a default, "
+    "a keyword-only parameter with a default).",
 }
 DEFAULT_HELP = "Reported by the compiler or pyflakes; correct the code at this location."
 

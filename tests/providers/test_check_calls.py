@@ -80,7 +80,9 @@ def test_only_plain_functions_defined_once_are_compared() -> None:
         "def a(x, y): pass\ndef b(x): pass\n@cache\ndef c(x, y): pass\ndef d(x, y): pass\n"
         "d = wrap(d)\ndef e(x, y): pass\ndef h():\n    def e(): pass\ndef g(x, y=0): pass\n"
     )
-    assert sorted(changed_signatures(before, after)) == ["a", "g"]
+    changed = changed_signatures(before, after)
+    assert sorted(changed) == ["a", "g"]
+    assert changed["a"][0].positional == ("x",) and changed["a"][1].positional == ("x", "y")
 
 
 def test_calls_are_tied_by_the_name_imported_or_the_module_object() -> None:

@@ -1,0 +1,204 @@
+"""The callers a change to a function's parameters breaks, for one `check/evaluate`
+(`python/broken-call`; the analysis is `check_calls.py`).
+
+Only with comparison `introduced`, which reads both states of each changed module: nothing is
+listed or read unless a plain function's parameters changed. Then the after-state files whose
+import lines spell the function or its module (`check_imports.ImportWords`, kept by blob id) and
+the changed module itself are parsed, and each call tied to the function for sure is bound to its
+parameters before and after the change: a call that bound before and does not now is a finding at
+the call (it raises TypeError when it runs). Imports resolve by the rules of `check_imports`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from reference_host.providers.assessment import EvaluateRequest, degradation
+from reference_host.providers.check_calls import (
+    Signature,
+    binds_otherwise,
+    calls_of,
+    changed_signatures,
+)
+from reference_host.providers.check_importers import importer_findings
+from reference_host.providers.check_imports import ImportWords, Resolver, parse
+from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.python_rules import (
+    BROKEN_CALL,
+    BROKEN_IMPORT,
+    SOURCE,
+    RawFinding,
+    bind,
+)
+from reference_host.providers.runtime import Call
+
+PY_GLOBS = ["**/*.py"]
+#: module dotted name -> function name -> (before, after)
+Changed = dict[str, dict[str, tuple[Signature, Signature]]]
+
+
+async def across_files(
+    call: Call,
+    request: EvaluateRequest,
+    targets: list[Target],
+    words: ImportWords,
+    served: dict[str, bytes],
+    rules: list[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(diagnostics, degraded) of the two rules across files that *rules* asks for: importers of
+    what the change removes (`check_importers`), callers of functions whose parameters changed."""
+    diagnostics: list[dict[str, Any]] = []
+    degraded: list[dict[str, Any]] = []
+    if BROKEN_IMPORT in rules:
+        imports = await importer_findings(call, request, targets, words, served)
+        diagnostics += imports.diagnostics
+        degraded += imports.degraded
+    if BROKEN_CALL in rules:
+        calls, left = await caller_findings(call, request, targets, words, served)
+        diagnostics += calls
+        degraded += left
+    return diagnostics, degraded
+
+
+async def caller_findings(
+    call: Call,
+    request: EvaluateRequest,
+    targets: list[Target],
+    words: ImportWords,
+    served: dict[str, bytes],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(diagnostics, degraded) of the calls this evaluation's change breaks."""
+    if request.comparison != "introduced":
+        return [], []
+    altered: dict[str, dict[str, tuple[Signature, Signature]]] = {}
+    for t in targets:
+        if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
+            continue
+        if t.before == t.after or t.before not in served or t.after not in served:
+            continue
+        old, new = parse(served[t.before]), parse(served[t.after])
+        if old is not None and new is not None:
+            found = changed_signatures(old, new)
+            if found:
+                altered[t.path] = found
+    if not altered:
+        return [], []
+    listed = await baseline_files(call.callbacks, request.baseline, PY_GLOBS)
+    if listed is None or listed[1]:
+        why = "broken-call: workspace/listTree was refused or cut short, callers not checked"
+        return [], [degradation(SOURCE, "incomplete", why)]
+    after = dict(listed[0])
+    for t in targets:
+        after.pop(t.before_path, None)
+    for t in targets:
+        if t.after is not None and t.path.endswith(".py"):
+            after[t.path] = t.after
+    resolver = Resolver(list(listed[0]), list(after))
+    changed: Changed = {}
+    for path, functions in altered.items():
+        info = resolver.after.get(path)
+        for name in (info.primary, *info.aliases) if info is not None else ():
+            changed[name] = functions
+    grant = call.session.read_grant
+    readable = {p: b for p, b in after.items() if grant.allows(p)}
+    wanted = {n.encode() for fs in altered.values() for n in fs}
+    wanted |= {m.rpartition(".")[2].encode() for m in changed}
+    unknown = [b for b in dict.fromkeys(readable.values()) if words.known(b) is None]
+    got, missing = await read_batched(call.callbacks, [b for b in unknown if b not in served])
+    known = {**served, **got}
+    for blob in unknown:
+        if blob in known:
+            words.learn(blob, known[blob])
+    spelling = {
+        p: b for p, b in readable.items() if p in altered or (words.known(b) or set()) & wanted
+    }
+    more, missing_more = await read_batched(
+        call.callbacks, [b for b in dict.fromkeys(spelling.values()) if b not in known]
+    )
+    known.update(more)
+    degraded = [degradation(SOURCE, "incomplete", w) for w in (missing + missing_more)[:20]]
+    introduced = request.comparison == "introduced"
+    diagnostics: list[dict[str, Any]] = []
+    for path, blob in sorted(spelling.items()):
+        tree = parse(known[blob]) if blob in known else None
+        if tree is None:
+            continue
+        own = resolver.after.get(path)
+        raw = broken_calls(tree, path, changed, resolver, own.primary if own else None)
+        bound = bind(raw, path)
+        diagnostics.extend({**d, "introduced": True} if introduced else d for d in bound)
+    return diagnostics, degraded
+
+
+def broken_calls(
+    tree: ast.Module, path: str, changed: Changed, resolver: Resolver, module: str | None
+) -> list[RawFinding]:
+    """The calls of *tree* (the after-state of *path*, module *module*) that bound to a changed
+    function before and do not now."""
+    direct, modules = _imported(tree, path, changed, resolver)
+    if module is not None and module in changed:
+        direct.update({name: f"{module} {name}" for name in changed[module]})
+    findings: list[RawFinding] = []
+    for node, owner, function in calls_of(tree, direct, modules):
+        pair = changed.get(owner, {}).get(function)
+        if pair is None or pair[0].problem(node) is not None:
+            continue  # not a changed function, or a call that did not bind before either
+        problem = pair[1].problem(node)
+        if problem is not None:
+            findings.append(
+                RawFinding(
+                    BROKEN_CALL,
+                    f"'{function}' of {owner} {problem} (its parameters changed)",
+                    (node.lineno - 1, node.col_offset),
+                    ((node.end_lineno or node.lineno) - 1, node.end_col_offset or 0),
+                    f"call:{owner}.{function}",
+                )
+            )
+    return findings
+
+
+def _imported(
+    tree: ast.Module, path: str, changed: Changed, resolver: Resolver
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(local name -> "module function", local name -> module) of *tree*'s imports of changed
+    functions and of their modules; a local name the file binds any other way is dropped."""
+    direct: dict[str, str] = {}
+    modules: dict[str, str] = {}
+    package = resolver.package_of(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                named = alias.asname and alias.name in changed
+                if named and resolver.definite(alias.name, path, False):
+                    modules[str(alias.asname)] = alias.name
+            continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = _base(node, package)
+        if base is None:
+            continue
+        relative = node.level > 0
+        for alias in node.names:
+            local, sub = alias.asname or alias.name, f"{base}.{alias.name}"
+            if alias.name in changed.get(base, {}) and resolver.definite(base, path, relative):
+                direct[local] = f"{base} {alias.name}"
+            elif sub in changed and resolver.definite(sub, path, relative):
+                modules[local] = sub
+    for table in (direct, modules):
+        for local in [n for n in table if binds_otherwise(tree, n, definitions=0)]:
+            del table[local]
+    return direct, modules
+
+
+def _base(node: ast.ImportFrom, package: str | None) -> str | None:
+    """The absolute module a `from ... import` names, or None when it cannot be said."""
+    if node.level == 0:
+        return node.module or None
+    if not package:
+        return None
+    parts = package.split(".")
+    if node.level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*parts, node.module] if node.module else parts) or None
