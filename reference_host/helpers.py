@@ -17,12 +17,16 @@ from reference_host.receipts import (
     no_coverage,
 )
 from reference_host.repo.submodules import left_out
+from reference_host.repo.workspace import WorkTreeState
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 
-def _helper_receipt(ctx: HostContext, method: str, params: Any, clock: Clock) -> dict[str, Any]:
-    state = ctx.workspace.state()
+def _helper_receipt(
+    ctx: HostContext, method: str, params: Any, clock: Clock, state: WorkTreeState | None = None
+) -> dict[str, Any]:
+    """*state*: the reading the answer was made from (else one is taken: a `git status`)."""
+    state = state if state is not None else ctx.workspace.state()
     policy = ctx.policy_for(state)
     baseline = state.baseline()
     assurance = assurance_block(ctx.assurance_mode)
@@ -75,7 +79,7 @@ def working_changeset(ctx: HostContext, params: dict[str, Any]) -> dict[str, Any
     result: dict[str, Any] = {
         "baseline": baseline,
         "changeset": {"baseline": dict(baseline), "changes": changes},
-        "receipt": _helper_receipt(ctx, "host/workingChangeset", params, clock),
+        "receipt": _helper_receipt(ctx, "host/workingChangeset", params, clock, state),
     }
     left = left_out(workspace, state)
     if left:

@@ -52,7 +52,7 @@ async def connect(settings: BridgeSettings, mode: str, **kw: Any) -> AsyncIterat
 async def _probe(ctx: Context, n: int) -> Annotated[CallToolResult, Envelope]:
     """A later-added tool: forwards host/status with its own params through the one forwarding path."""
     return await runtime(ctx).forward(
-        ctx, tool="test_probe", method="host/status", params={"probe": n}
+        ctx, tool="asp_test_probe", method="host/status", params={"probe": n}
     )
 
 
@@ -60,7 +60,7 @@ async def _sneaky_gate(ctx: Context) -> Annotated[CallToolResult, Envelope]:
     """A careless later tool that tries a gate call-site: the central guard must refuse it."""
     return await runtime(ctx).forward(
         ctx,
-        tool="test_gate",
+        tool="asp_test_gate",
         method="host/evaluateChangeset",
         params={"callSite": "gate", "changeset": {}},
     )
@@ -71,9 +71,9 @@ async def _unlabelled(ctx: Context) -> CallToolResult:
 
 
 EXTRA = (
-    ToolSpec("test_probe", "probe", "test probe", _probe, "host/status"),
-    ToolSpec("test_gate", "gate attempt", "test gate", _sneaky_gate, "host/evaluateChangeset"),
-    ToolSpec("test_unlabelled", "unlabelled", "test unlabelled", _unlabelled),
+    ToolSpec("asp_test_probe", "probe", "test probe", _probe, "host/status"),
+    ToolSpec("asp_test_gate", "gate attempt", "test gate", _sneaky_gate, "host/evaluateChangeset"),
+    ToolSpec("asp_test_unlabelled", "unlabelled", "test unlabelled", _unlabelled),
 )
 
 
@@ -184,7 +184,7 @@ async def test_missing_executable_is_host_unavailable(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_no_tool_can_send_gate(tmp_path: Path, mode: str) -> None:
     async with connect(_settings(tmp_path, "echo-params"), mode, extra_tools=EXTRA) as client:
-        result = await client.call_tool("test_gate", {})
+        result = await client.call_tool("asp_test_gate", {})
         envelope = assert_labelled(result, is_error=True)
         assert (
             envelope["error"]["reason"] == "refused"
@@ -192,7 +192,7 @@ async def test_no_tool_can_send_gate(tmp_path: Path, mode: str) -> None:
         )
         trace = (await client.call_tool("asp_debug_trace", {})).structured_content["bridgeResult"]
         # refused before anything reached the host (tools/list's own reads aside)
-        assert [e for e in trace["entries"] if e["origin"] == "test_gate"] == []
+        assert [e for e in trace["entries"] if e["origin"] == "asp_test_gate"] == []
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -200,7 +200,7 @@ async def test_unlabelled_and_invalid_calls_still_come_back_labelled(
     tmp_path: Path, mode: str
 ) -> None:
     async with connect(_settings(tmp_path, "ok"), mode, extra_tools=EXTRA) as client:
-        withheld = assert_labelled(await client.call_tool("test_unlabelled", {}), is_error=True)
+        withheld = assert_labelled(await client.call_tool("asp_test_unlabelled", {}), is_error=True)
         assert withheld["error"]["reason"] == "refused"
         bad_args = assert_labelled(
             await client.call_tool("asp_debug_trace", {"limit": "x"}), is_error=True
@@ -214,7 +214,7 @@ async def test_fifty_concurrent_calls_are_not_crossed(tmp_path: Path, mode: str)
     async with connect(_settings(tmp_path, "echo-params"), mode, extra_tools=EXTRA) as client:
 
         async def one(n: int) -> None:
-            results[n] = await client.call_tool("test_probe", {"n": n})
+            results[n] = await client.call_tool("asp_test_probe", {"n": n})
 
         async with anyio.create_task_group() as tg:
             for n in range(50):

@@ -45,7 +45,7 @@ async def _echo(ctx: Context, n: int = 7) -> Annotated[CallToolResult, Envelope]
     return label.success(
         limits=state.limits,
         bridge_result={"n": n, "requestId": ctx.request_id},
-        **state.header("test_echo", None, None, 0.0),
+        **state.header("asp_test_echo", None, None, 0.0),
     )
 
 
@@ -75,16 +75,16 @@ async def _context_probe(ctx: Context) -> Annotated[CallToolResult, Envelope]:
     }
     await ctx.report_progress(1, 1, "probe")  # no progress token: a no-op, not an error
     return label.success(
-        limits=state.limits, bridge_result=seen, **state.header("test_context", None, None, 0.0)
+        limits=state.limits, bridge_result=seen, **state.header("asp_test_context", None, None, 0.0)
     )
 
 
 EXTRA = (
-    ToolSpec("test_context", "context", "test context", _context_probe),
-    ToolSpec("test_echo", "echo", "test echo", _echo),
-    ToolSpec("test_tool_error", "tool error", "test tool error", _tool_error),
-    ToolSpec("test_crash", "crash", "test crash", _crash),
-    ToolSpec("test_protocol_error", "protocol error", "test protocol error", _protocol_error),
+    ToolSpec("asp_test_context", "context", "test context", _context_probe),
+    ToolSpec("asp_test_echo", "echo", "test echo", _echo),
+    ToolSpec("asp_test_tool_error", "tool error", "test tool error", _tool_error),
+    ToolSpec("asp_test_crash", "crash", "test crash", _crash),
+    ToolSpec("asp_test_protocol_error", "protocol error", "test protocol error", _protocol_error),
 )
 
 
@@ -108,9 +108,11 @@ async def test_calls_bypass_the_mcpserver_tool_layer(
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
         status = assert_labelled(await client.call_tool("asp_status", {}), is_error=False)
         assert status["hostResult"]["receipt"]["kind"]
-        defaulted = assert_labelled(await client.call_tool("test_echo", {}), is_error=False)
+        defaulted = assert_labelled(await client.call_tool("asp_test_echo", {}), is_error=False)
         assert defaulted["bridgeResult"]["n"] == 7
-        coerced = assert_labelled(await client.call_tool("test_echo", {"n": "3"}), is_error=False)
+        coerced = assert_labelled(
+            await client.call_tool("asp_test_echo", {"n": "3"}), is_error=False
+        )
         assert coerced["bridgeResult"]["n"] == 3  # the same lax pydantic model as before
 
 
@@ -120,8 +122,8 @@ async def test_a_tool_context_answers_as_the_sdks_own(tmp_path: Path, mode: str)
     `Context` whose request, session, request id and lifespan state are this request's, and a
     copy of it answers the same."""
     async with Client(_server(tmp_path), mode=mode) as client:  # type: ignore[arg-type]
-        seen = assert_labelled(await client.call_tool("test_context", {}), is_error=False)
-        seen_again = assert_labelled(await client.call_tool("test_context", {}), is_error=False)
+        seen = assert_labelled(await client.call_tool("asp_test_context", {}), is_error=False)
+        seen_again = assert_labelled(await client.call_tool("asp_test_context", {}), is_error=False)
     probe = seen["bridgeResult"]
     assert probe["isContext"] and probe["sameRequest"] and probe["state"]
     assert probe["copySameRequest"]
@@ -132,26 +134,27 @@ async def test_a_tool_context_answers_as_the_sdks_own(tmp_path: Path, mode: str)
 async def test_failures_read_as_before(tmp_path: Path, mode: str) -> None:
     """Argument errors, unknown and removed tools, a ToolError, a crash: each a labelled refusal
     with MCPServer's wording; an MCPError stays a JSON-RPC error."""
-    settings = _settings(tmp_path, tools=["asp_status", "test_echo", "test_tool_error"])
+    settings = _settings(tmp_path, tools=["asp_status", "asp_test_echo", "asp_test_tool_error"])
     settings_crash = _settings(tmp_path)
     async with Client(create_server(settings, extra_tools=EXTRA), mode=mode) as client:  # type: ignore[arg-type]
-        bad = assert_labelled(await client.call_tool("test_echo", {"n": "x"}), is_error=True)
+        bad = assert_labelled(await client.call_tool("asp_test_echo", {"n": "x"}), is_error=True)
         assert bad["error"]["reason"] == "refused"
         assert bad["error"]["message"] == (
-            'test_echo: argument `n` = "x" is not accepted; it takes an integer'
+            'asp_test_echo: argument `n` = "x" is not accepted; it takes an integer'
         )
         removed = assert_labelled(await client.call_tool("asp_debug_host", {}), is_error=True)
         assert removed["error"]["message"].startswith("unknown tool `asp_debug_host`")
-        failed = assert_labelled(await client.call_tool("test_tool_error", {}), is_error=True)
+        failed = assert_labelled(await client.call_tool("asp_test_tool_error", {}), is_error=True)
         assert failed["error"]["message"].startswith("the call produced no labelled result")
         assert (
-            failed["error"]["detail"] == "Error executing tool test_tool_error: broken on purpose"
+            failed["error"]["detail"]
+            == "Error executing tool asp_test_tool_error: broken on purpose"
         )
     async with Client(create_server(settings_crash, extra_tools=EXTRA), mode=mode) as client:  # type: ignore[arg-type]
-        crashed = assert_labelled(await client.call_tool("test_crash", {}), is_error=True)
-        assert crashed["error"]["detail"] == "Error executing tool test_crash"
+        crashed = assert_labelled(await client.call_tool("asp_test_crash", {}), is_error=True)
+        assert crashed["error"]["detail"] == "Error executing tool asp_test_crash"
         with pytest.raises(MCPError) as raised:
-            await client.call_tool("test_protocol_error", {})
+            await client.call_tool("asp_test_protocol_error", {})
         assert raised.value.error.code == -32042
 
 
@@ -177,8 +180,8 @@ async def test_extension_interceptors_still_wrap_the_handler(tmp_path: Path) -> 
     extension = _Counting()
     server = _server(tmp_path, extensions=[extension])
     async with Client(server, mode="legacy") as client:  # type: ignore[arg-type]
-        assert_labelled(await client.call_tool("test_echo", {"n": 1}), is_error=False)
-    assert extension.seen == ["test_echo"]
+        assert_labelled(await client.call_tool("asp_test_echo", {"n": 1}), is_error=False)
+    assert extension.seen == ["asp_test_echo"]
 
 
 class _Recording(trace.TracerProvider):
