@@ -1,8 +1,9 @@
 """The callers a change to a function's parameters breaks, for one `check/evaluate`
 (`python/broken-call`; the analysis is `check_calls.py`).
 
-Only with comparison `introduced`, which reads both states of each changed module: nothing is
-listed or read unless a plain function's parameters changed. Then the after-state files whose
+With either comparison: `across_files` reads each changed module's before-state (one blob each;
+comparison `all` reads only after-states otherwise), and nothing more is listed or read unless a
+plain function's parameters changed. Then the after-state files whose
 import lines spell the function or its module (`check_imports.ImportWords`, kept by blob id) and
 the changed module itself are parsed, and each call tied to the function for sure is bound to its
 parameters before and after the change: a call that bound before and does not now is a finding at
@@ -50,6 +51,26 @@ async def across_files(
     what the change removes (`check_importers`), callers of functions whose parameters changed."""
     diagnostics: list[dict[str, Any]] = []
     degraded: list[dict[str, Any]] = []
+    if BROKEN_IMPORT not in rules and BROKEN_CALL not in rules:
+        return diagnostics, degraded
+    # what a change removed is told by a changed module's before-state, which comparison `all`
+    # does not otherwise read: one blob per changed module, never the tree
+    grant = call.session.read_grant
+    before = [
+        t.before
+        for t in targets
+        if t.before
+        and t.after
+        and t.before != t.after
+        and t.path == t.before_path
+        and t.path.endswith(".py")
+        and t.before not in served
+        and grant.allows(t.path)
+    ]
+    if before:
+        got, missing = await read_batched(call.callbacks, list(dict.fromkeys(before)))
+        served = {**served, **got}
+        degraded += [degradation(SOURCE, "incomplete", f"across files: {w}") for w in missing]
     if BROKEN_IMPORT in rules:
         imports = await importer_findings(call, request, targets, words, served)
         diagnostics += imports.diagnostics
@@ -68,9 +89,8 @@ async def caller_findings(
     words: ImportWords,
     served: dict[str, bytes],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(diagnostics, degraded) of the calls this evaluation's change breaks."""
-    if request.comparison != "introduced":
-        return [], []
+    """(diagnostics, degraded) of the calls this evaluation's change breaks (*served* holds the
+    before- and after-state of each changed module)."""
     altered: dict[str, dict[str, tuple[Signature, Signature]]] = {}
     for t in targets:
         if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):

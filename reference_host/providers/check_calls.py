@@ -3,9 +3,9 @@
 A change that adds a required parameter to a module-level function, removes or renames one, or
 makes one keyword-only, passes pyflakes while every caller it did not touch still calls the old
 way: the first call raises `TypeError` at run time. With both states of a changed module read
-(comparison `introduced`), the functions whose parameters changed are compared with each call
-that can be tied to them for sure, in the changed module itself and in the files that import it
-(the importers `check_importers` already reads):
+(`check_callers.across_files` reads the before-state under either comparison), the functions
+whose parameters changed are compared with each call that can be tied to them for sure, in the
+changed module itself and in the files that import it:
 
 - the function is defined once at module level, undecorated (a decorator may replace the
   signature: `functools.wraps`, `click.command`, `pytest.fixture`), and is a plain function, not

@@ -330,7 +330,8 @@ async def test_core_server_callback_content(tmp_path: Path) -> None:
         sources = [call for call in host.tree_calls if call["globs"] not in project]
         assert [call.get("baseline") for call in sources] == [host.baseline]
         clean_after = workspace.changeset["changes"][0]["after"]
-        assert workspace.served == {clean_after, base_util}
+        # and src/core.py's before-state, to tell what the change removed (check_callers)
+        assert workspace.served == {clean_after, base_util, base_core}
         assert codes(workspace.assessment) == [("src/util.py", "python/undefined-name")]
     every_path = {
         d["location"]["path"] for r in (introduced, workspace) for d in r.assessment["diagnostics"]

@@ -3,7 +3,7 @@ fit is denied (reference_host/providers/check_calls.py, check_callers.py).
 
 Before, adding a required parameter to `pkg/b.py::price` while `pkg/c.py` still called
 `price(1)` was `allow`: pyflakes does not bind calls to definitions. Real host subprocess over
-real git work trees, comparison `introduced` (the apply gate's).
+real git work trees; comparison `introduced` (the apply gate's) unless a test says otherwise.
 """
 
 from __future__ import annotations
@@ -101,8 +101,12 @@ def test_a_decorated_function_is_not_judged(tmp_path: Path) -> None:
     assert findings_of(result, RULE) == []
 
 
-def test_with_comparison_all_the_rule_reads_nothing_more(tmp_path: Path) -> None:
-    """`all` reads only after-states, so no before-state signature exists to compare."""
+def test_the_hosts_default_comparison_finds_them_too(tmp_path: Path) -> None:
+    """`all` reads only after-states for its own findings; the changed module's before-state is
+    read for this rule as well, so the default evaluation is not blind to it."""
     edit = {"pkg/b.py": FILES["pkg/b.py"].replace("(amount, rate=1)", "(amount, currency, rate=1)")}
     result = evaluate_edit(tmp_path, FILES, edit, comparison=None)
-    assert findings_of(result, RULE) == []
+    found = [p for p, _, _ in findings_of(result, RULE)]
+    assert found == ["pkg/b.py", "pkg/c.py", "pkg/d.py", "pkg/d.py"]
+    assert result["decision"] == "deny"
+    assert not [f for f in result["findings"] if f["diagnostic"].get("introduced")]

@@ -120,9 +120,12 @@ async def test_content_comes_only_through_callbacks(tmp_path: Path) -> None:
         changeset = host.changeset({"src/app.py": "import os\nprint(os.sep, missing)\n"})
         assessment = await evaluate(host, changeset)
         assert codes(assessment) == [("src/app.py", "python/undefined-name")]
-        after = changeset["changes"][0]["after"]
-        assert host.reads == [after]
-        assert assessment["validAsOf"]["blobs"] == [after]
+        after, before = changeset["changes"][0]["after"], changeset["changes"][0]["before"]
+        # then its before-state, for what the change removed (check_callers.across_files); it
+        # drops names, so the baseline's other Python files are read for their imports
+        assert host.reads[:2] == [after, before]
+        assert set(host.reads[2:]) <= {blob_id(data) for data in host.files.values()}
+        assert assessment["validAsOf"]["blobs"] == host.reads
 
 
 @pytest.mark.needs_definitions
@@ -227,7 +230,8 @@ async def test_introduced_versus_all_on_a_before_after_pair() -> None:
         assert not [p for p, _ in codes(introduced) if p == "src/util.py"]
         before_blob = changeset["changes"][0]["before"]
         assert before_blob in introduced["validAsOf"]["blobs"]
-        assert before_blob not in everything["validAsOf"]["blobs"]
+        # `all` reads it too, only to tell what the change removed (check_callers.across_files)
+        assert before_blob in everything["validAsOf"]["blobs"]
 
 
 @pytest.mark.needs_definitions
@@ -376,8 +380,11 @@ async def test_results_are_cached_per_blob_but_reads_stay_exact() -> None:
         second = await evaluate(host, changeset)
         assert (first["cache"]["status"], second["cache"]["status"]) == ("miss", "hit")
         assert first["diagnostics"] == second["diagnostics"]
-        assert second["validAsOf"]["blobs"] == first["validAsOf"]["blobs"]
-        assert len(host.reads) == 2
+        # each time the file and its before-state are read, cached findings or not; the other
+        # files' import lines, read the first time, are kept by blob id (check_imports)
+        assert first["validAsOf"]["blobs"][:2] == second["validAsOf"]["blobs"][:2]
+        assert set(second["validAsOf"]["blobs"]) <= set(first["validAsOf"]["blobs"])
+        assert host.reads.count(changeset["changes"][0]["after"]) == 2
 
 
 @pytest.mark.needs_definitions
