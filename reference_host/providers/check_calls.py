@@ -89,14 +89,68 @@ class Signature:
 
 
 def plain_functions(tree: ast.Module) -> dict[str, Signature]:
-    """The module's undecorated functions defined once at its top level, by name; a name the
-    module binds any other way too is left out."""
+    """The module's undecorated functions and plain classes defined once at its top level, by
+    name (a class by what calling it takes); a name the module binds any other way is left out."""
     found = {
         node.name: Signature.of(node)
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.decorator_list
     }
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    for name, node in classes.items():
+        init = _plain_init(node, classes)
+        if init is not None:
+            found[name] = init
     return {name: sig for name, sig in found.items() if not binds_otherwise(tree, name)}
+
+
+def _plain_init(node: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> Signature | None:
+    """What calling the class takes: its own undecorated `__init__` without `self`, for a class
+    that nothing else can stand between the call and `__init__`: no decorator, no metaclass or
+    class keywords, no `__new__` or `__call__`, and only bases that are such classes of the same
+    module (an `Enum`, a `NamedTuple` or a model with a metaclass answers a call its own way)."""
+    if node.decorator_list or node.keywords:
+        return None
+    seen: set[str] = set()
+    chain = [node]
+    while chain:
+        current = chain.pop()
+        if current.name in seen:
+            continue  # a base reached twice (a diamond)
+        if current.decorator_list or current.keywords:
+            return None
+        seen.add(current.name)
+        members = {
+            n.name for n in current.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        if members & {"__new__", "__call__", "__init_subclass__"}:
+            return None
+        for base in current.bases:
+            if isinstance(base, ast.Name) and base.id == "object":
+                continue
+            if not isinstance(base, ast.Name) or base.id not in classes:
+                return None
+            chain.append(classes[base.id])
+    init = next(
+        (
+            n
+            for n in node.body
+            if isinstance(n, ast.FunctionDef) and n.name == "__init__" and not n.decorator_list
+        ),
+        None,
+    )
+    if init is None or not (init.args.posonlyargs or init.args.args):
+        return None
+    full = Signature.of(init)
+    return Signature(
+        positional=full.positional[1:],
+        positional_only=max(0, full.positional_only - 1),
+        required_positional=max(0, full.required_positional - 1),
+        keyword_only=full.keyword_only,
+        required_keyword=full.required_keyword,
+        star_args=full.star_args,
+        star_kwargs=full.star_kwargs,
+    )
 
 
 def changed_signatures(

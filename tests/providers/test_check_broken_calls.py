@@ -110,3 +110,20 @@ def test_the_hosts_default_comparison_finds_them_too(tmp_path: Path) -> None:
     assert found == ["pkg/b.py", "pkg/c.py", "pkg/d.py", "pkg/d.py"]
     assert result["decision"] == "deny"
     assert not [f for f in result["findings"] if f["diagnostic"].get("introduced")]
+
+
+def test_a_plain_class_is_called_through_its_init(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/shapes.py": "class Box:\n    def __init__(self, width):\n        self.width = width\n",
+        "pkg/use.py": "from pkg.shapes import Box\n\nsmall = Box(1)\nwide = Box(width=9)\n",
+    }
+    edit = {
+        "pkg/shapes.py": files["pkg/shapes.py"].replace("(self, width)", "(self, width, depth)")
+    }
+    result = evaluate_edit(tmp_path, files, edit)
+    assert [(p, line) for p, line, _ in findings_of(result, RULE)] == [
+        ("pkg/use.py", 2),
+        ("pkg/use.py", 3),
+    ]
+    assert "'Box' of pkg.shapes needs 'depth'" in findings_of(result, RULE)[0][2]

@@ -10,7 +10,12 @@ import itertools
 
 import pytest
 
-from reference_host.providers.check_calls import Signature, calls_of, changed_signatures
+from reference_host.providers.check_calls import (
+    Signature,
+    calls_of,
+    changed_signatures,
+    plain_functions,
+)
 
 SIGNATURES = [
     "def f(): pass",
@@ -89,3 +94,42 @@ def test_calls_are_tied_by_the_name_imported_or_the_module_object() -> None:
     tree = ast.parse("from m import f as g\nimport m as mm\ng(1)\nmm.f(2)\nmm.other(3)\nf(4)\n")
     found = [(c.lineno, mod, fn) for c, mod, fn in calls_of(tree, {"g": "m f"}, {"mm": "m"})]
     assert found == [(3, "m", "f"), (4, "m", "f"), (5, "m", "other")]
+
+
+@pytest.mark.parametrize(
+    ("source", "takes"),
+    [
+        ("class C:\n    def __init__(self, a, b=1): pass\n", ("a", "b")),
+        ("class B:\n    pass\nclass C(B, object):\n    def __init__(self, /, a): pass\n", ("a",)),
+        ("@dataclass\nclass C:\n    def __init__(self, a): pass\n", None),
+        ("class C(Enum):\n    def __init__(self, a): pass\n", None),
+        ("class C(metaclass=M):\n    def __init__(self, a): pass\n", None),
+        ("class C:\n    def __new__(cls, a): pass\n    def __init__(self, a): pass\n", None),
+        (
+            "class B:\n    def __call__(self): pass\nclass C(B):\n    def __init__(self, a): pass\n",
+            None,
+        ),
+        ("class C:\n    pass\n", None),  # object's own: nothing to compare
+    ],
+)
+def test_a_class_is_judged_by_its_init_only_when_nothing_else_answers_the_call(
+    source: str, takes: tuple[str, ...] | None
+) -> None:
+    found = plain_functions(ast.parse(source)).get("C")
+    assert (found.positional if found is not None else None) == takes
+
+
+@pytest.mark.parametrize("call", ["C()", "C(1)", "C(1, 2)", "C(1, 2, 3)", "C(b=1)", "C(a=1, b=2)"])
+def test_a_class_call_binds_as_python_binds_its_init(call: str) -> None:
+    source = "class C:\n    def __init__(self, a, b=1):\n        pass\n"
+    namespace: dict[str, object] = {}
+    exec(source, namespace)  # the class above, nothing else
+    expression = ast.parse(call, mode="eval").body
+    assert isinstance(expression, ast.Call)
+    try:
+        eval(call, namespace)  # the call above on the class above
+        refused = False
+    except TypeError:
+        refused = True
+    found = plain_functions(ast.parse(source))["C"]
+    assert (found.problem(expression) is not None) == refused
