@@ -22,6 +22,7 @@ and its `dirty` digest does not see edits inside a submodule (docs/workspace-git
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,77 +71,90 @@ def submodule_edits(
     """Shown path -> why, for each submodule at *gitlinks* (paths in *root*'s HEAD tree) that
     holds work not committed in it or that cannot be read. Paths in *skip* (already uncarried,
     e.g. moved to another commit) are not read again."""
-    found: dict[str, str] = {}
-    budget = [MAX_SUBMODULES]
-    _visit(root, "", sorted(gitlinks), env, skip, found, budget, 1)
-    return found
+    walk = _Walk(env, skip)
+    walk.visit(root, "", sorted(gitlinks), 1)
+    return walk.found
 
 
-def _visit(
-    root: Path,
-    prefix: str,
-    paths: list[str],
-    env: dict[str, str],
-    skip: dict[str, str],
-    found: dict[str, str],
-    budget: list[int],
-    depth: int,
-) -> None:
-    for path in paths:
-        name = shown(prefix + path)
-        if name in skip:
-            continue
-        if budget[0] <= 0:
-            found[name] = f"not read: more than {MAX_SUBMODULES} submodules; {NOT_READ}"
-            continue
-        budget[0] -= 1
-        why, nested = _read_one(root / path, name, env)
-        if why is not None:
-            found[name] = why
-        if nested and depth >= MAX_DEPTH:
-            found[name] = f"holds submodules nested deeper than {MAX_DEPTH} levels; {NOT_READ}"
-        elif nested:
-            _visit(root / path, prefix + path + "/", nested, env, skip, found, budget, depth + 1)
+#: One runner per submodule folder, kept so that its driver reading is reused while the
+#: submodule's configuration files are byte-identical (`GitRunner.refresh_drivers`).
+_RUNNERS: OrderedDict[tuple[Path, tuple[tuple[str, str], ...]], GitRunner] = OrderedDict()
 
 
-def _read_one(directory: Path, name: str, env: dict[str, str]) -> tuple[str | None, list[str]]:
-    """(why the submodule at *directory* (shown as *name*) is not clean or None, its own
-    submodules' paths)."""
-    if os.path.islink(directory):
-        return None, []  # git reports a link where a submodule was as a change of this repository
-    if not os.path.lexists(directory / ".git"):
+def _runner(directory: Path, env: dict[str, str]) -> GitRunner:
+    key = (directory, tuple(sorted(env.items())))
+    runner = _RUNNERS.get(key)
+    if runner is None:
+        runner = _RUNNERS[key] = GitRunner(directory, env=dict(env))
+        while len(_RUNNERS) > MAX_SUBMODULES:
+            _RUNNERS.popitem(last=False)
+    _RUNNERS.move_to_end(key)
+    return runner
+
+
+class _Walk:
+    """One request's walk over the submodules: what it found and how many it may still read."""
+
+    def __init__(self, env: dict[str, str], skip: dict[str, str]) -> None:
+        self.env, self.skip = env, skip
+        self.found: dict[str, str] = {}
+        self.budget = MAX_SUBMODULES
+
+    def visit(self, root: Path, prefix: str, paths: list[str], depth: int) -> None:
+        for path in paths:
+            name = shown(prefix + path)
+            if name in self.skip:
+                continue
+            if self.budget <= 0:
+                self.found[name] = f"not read: more than {MAX_SUBMODULES} submodules; {NOT_READ}"
+                continue
+            self.budget -= 1
+            why, nested = self.read_one(root / path, name)
+            if why is not None:
+                self.found[name] = why
+            if nested and depth >= MAX_DEPTH:
+                deeper = f"holds submodules nested deeper than {MAX_DEPTH} levels; {NOT_READ}"
+                self.found[name] = deeper
+            elif nested:
+                self.visit(root / path, prefix + path + "/", nested, depth + 1)
+
+    def read_one(self, directory: Path, name: str) -> tuple[str | None, list[str]]:
+        """(why the submodule at *directory* (shown as *name*) is not clean or None, its own
+        submodules' paths)."""
+        if os.path.islink(directory):
+            return None, []  # git reports a link where a submodule was as this repository's change
+        if not os.path.lexists(directory / ".git"):
+            try:
+                present = any(os.scandir(directory))
+            except OSError:
+                return None, []  # not checked out, nothing there
+            if present:
+                return f"files in the folder of a submodule that is not checked out; {NOT_READ}", []
+            return None, []
+        runner = _runner(directory, self.env)
         try:
-            present = any(os.scandir(directory))
-        except OSError:
-            return None, []  # not checked out, nothing there
-        if present:
-            return f"files in the folder of a submodule that is not checked out; {NOT_READ}", []
-        return None, []
-    runner = GitRunner(directory, env=dict(env))
-    try:
-        runner.refresh_drivers()
-        status = runner.run(*_STATUS)
-        listing = runner.run("ls-files", "-v", "-s", "-z") if status.ok else status
-    except GitUnusable as exc:
-        return f"git cannot read this submodule ({exc.reason[:200]}); {NOT_READ}", []
-    if not status.ok or not listing.ok:
-        reason = (status if not status.ok else listing).reason()
-        return f"git cannot read this submodule ({reason[:200]}); {NOT_READ}", []
-    changed = [
-        record for record in status.stdout.split(b"\0") if record[:2] in (b"1 ", b"u ", b"? ")
-    ]
-    tagged, nested = _index_entries(listing.stdout)
-    hidden = flagged(b"\0".join(tagged), directory)
-    if changed:
-        first = shown(f"{name}/{_record_path(changed[0])}")
-        return f"{len(changed)} path(s) changed inside it, e.g. {first}; {NOT_READ}", nested
-    if hidden:
-        return (
-            f"{len(hidden)} file(s) its index tells git to skip (assume-unchanged or "
-            f"skip-worktree), e.g. {shown(f'{name}/{hidden[0]}')}, so their edits cannot be told; {NOT_READ}",
-            nested,
-        )
-    return None, nested
+            runner.refresh_drivers()
+            status = runner.run(*_STATUS)
+            listing = runner.run("ls-files", "-v", "-s", "-z") if status.ok else status
+        except GitUnusable as exc:
+            return f"git cannot read this submodule ({exc.reason[:200]}); {NOT_READ}", []
+        if not status.ok or not listing.ok:
+            reason = (status if not status.ok else listing).reason()
+            return f"git cannot read this submodule ({reason[:200]}); {NOT_READ}", []
+        changed = [r for r in status.stdout.split(b"\0") if r[:2] in (b"1 ", b"u ", b"? ")]
+        tagged, nested = _index_entries(listing.stdout)
+        hidden = flagged(b"\0".join(tagged), directory)
+        if changed:
+            first = shown(f"{name}/{_record_path(changed[0])}")
+            return f"{len(changed)} path(s) changed inside it, e.g. {first}; {NOT_READ}", nested
+        if hidden:
+            example = shown(f"{name}/{hidden[0]}")
+            why = (
+                f"{len(hidden)} file(s) its index tells git to skip (assume-unchanged or "
+                f"skip-worktree), e.g. {example}, so their edits cannot be told; {NOT_READ}"
+            )
+            return why, nested
+        return None, nested
 
 
 def _record_path(record: bytes) -> str:
