@@ -99,6 +99,24 @@ async def workspace_targets(
     return Listed(changed + unchanged, [], listing.truncated)
 
 
+def skipped_evidence(paths: list[str]) -> list[dict[str, Any]]:
+    """The evidence message naming the files in scope the check does not read (none: nothing)."""
+    skipped = sorted(set(paths))
+    if not skipped:
+        return []
+    message = (
+        f"{len(skipped)} non-Python file(s) in scope skipped; source python covers *.py, *.pyi "
+        "and scripts whose first line runs python"
+    )
+    return [
+        {
+            "kind": "message",
+            "message": message,
+            "data": {"skipped": skipped[:200], "count": len(skipped)},
+        }
+    ]
+
+
 async def read_batched(
     callbacks: HostCallbacks, wanted: list[str]
 ) -> tuple[dict[str, bytes], list[str]]:

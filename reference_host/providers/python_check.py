@@ -51,8 +51,10 @@ from reference_host.providers.check_reads import (
     Target,
     needed_blobs,
     read_batched,
+    skipped_evidence,
     workspace_targets,
 )
+from reference_host.providers.check_scripts import python_scripts
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
 from reference_host.providers.grammar import TargetVersions
@@ -147,6 +149,7 @@ class Evaluation:
         self.project = ProjectBuiltins(files) if settings["projectBuiltins"] else None
         self.links = LinkFollower(call.callbacks, request.baseline)  # a link's code is its target's
         self.served: dict[str, bytes] = {}  # blob -> bytes this evaluation read
+        self.scripts: set[str] = set()  # changed paths without a suffix that are Python scripts
 
     def _assessment(
         self, status: str, requested: dict[str, Any], covered: dict[str, Any]
@@ -236,7 +239,7 @@ class Evaluation:
         """What this run covered: every changed path is Python, or only the Python ones
         (`{paths}`), or none (no sources). Each changed non-Python path is listed unsupported."""
         changed = list(dict.fromkeys(t.path for t in self._changed_targets()))
-        foreign = [p for p in changed if not is_python(p)]
+        foreign = [p for p in changed if not self._python(p)]
         if not foreign and not self.out.unanalysed:
             return self.request.scope, [SOURCE]
         for path in foreign[:LISTED]:  # the host lists every unanalysed path itself
@@ -244,10 +247,11 @@ class Evaluation:
                 degradation(
                     SOURCE,
                     "unsupported",
-                    f"{path[:200]}: not Python; {SOURCE} analyses *.py, *.pyi",
+                    f"{path[:200]}: not Python; {SOURCE} analyses *.py, *.pyi and scripts "
+                    "whose first line runs python",
                 )
             )
-        python = [p for p in changed if is_python(p) and p not in self.out.unanalysed]
+        python = [p for p in changed if self._python(p) and p not in self.out.unanalysed]
         return ({"paths": python}, [SOURCE]) if python else (self.request.scope, [])
 
     # -- what to look at ------------------------------------------------------------------------
@@ -280,16 +284,14 @@ class Evaluation:
                     for t in selected
                     if any(t.path == p or t.path.startswith(p + "/") for p in prefixes)
                 ]
-        skipped = sorted({t.path for t in selected if not is_python(t.path)})
-        if skipped:
-            self.out.evidence.append(
-                {
-                    "kind": "message",
-                    "message": f"{len(skipped)} non-Python file(s) in scope skipped; source python covers *.py and *.pyi",
-                    "data": {"skipped": skipped[:200], "count": len(skipped)},
-                }
-            )
-        return sorted((t for t in selected if is_python(t.path)), key=lambda t: t.path)
+        self.scripts = await python_scripts(self.call, selected)  # `bin/tool`: `#!...python3`
+        self.out.evidence.extend(
+            skipped_evidence([t.path for t in selected if not self._python(t.path)])
+        )
+        return sorted((t for t in selected if self._python(t.path)), key=lambda t: t.path)
+
+    def _python(self, path: str) -> bool:
+        return is_python(path) or path in self.scripts
 
     async def _workspace_targets(self, changed: list[Target]) -> list[Target]:
         listed = await workspace_targets(self.call.callbacks, self.request.baseline, changed)
