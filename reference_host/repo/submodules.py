@@ -71,7 +71,7 @@ def submodule_edits(
     """Shown path -> why, for each submodule at *gitlinks* (paths in *root*'s HEAD tree) that
     holds work not committed in it or that cannot be read. Paths in *skip* (already uncarried,
     e.g. moved to another commit) are not read again."""
-    walk = _Walk(env, skip)
+    walk = _Walk(root, env, skip)
     walk.visit(root, "", sorted(gitlinks), 1)
     return walk.found
 
@@ -95,8 +95,8 @@ def _runner(directory: Path, env: dict[str, str]) -> GitRunner:
 class _Walk:
     """One request's walk over the submodules: what it found and how many it may still read."""
 
-    def __init__(self, env: dict[str, str], skip: dict[str, str]) -> None:
-        self.env, self.skip = env, skip
+    def __init__(self, root: Path, env: dict[str, str], skip: dict[str, str]) -> None:
+        self.root, self.env, self.skip = root.resolve(), env, skip
         self.found: dict[str, str] = {}
         self.budget = MAX_SUBMODULES
 
@@ -123,6 +123,9 @@ class _Walk:
         submodules' paths)."""
         if os.path.islink(directory):
             return None, []  # git reports a link where a submodule was as this repository's change
+        if not directory.resolve().is_relative_to(self.root):
+            # a folder on the way is a link out of the workspace: git must not be run out there
+            return f"its folder is reached through a link out of the workspace; {NOT_READ}", []
         if not os.path.lexists(directory / ".git"):
             try:
                 present = any(os.scandir(directory))

@@ -207,3 +207,16 @@ async def test_the_bridge_says_what_was_left_out_instead_of_nothing_to_do(tmp_pa
     assert reading["decision"] == "indeterminate" and reading["pathsChanged"] == 0
     assert not reading["nextStep"].startswith("Next step: none")
     assert "submodule" in reading["nextStep"]
+
+
+def test_a_submodule_reached_through_a_link_out_of_the_workspace_is_not_read(
+    tmp_path: Path,
+) -> None:
+    """In-process: `vendor` is a link to a folder outside, holding a repository at `vendor/lib`;
+    git is never run out there, and the submodule is named as not read."""
+    outside = make_repo(tmp_path / "outside" / "lib", {"o.py": BROKEN})
+    (outside / "o.py").write_text("changed = 1\n")
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    (repo / "vendor").symlink_to(outside.parent, target_is_directory=True)
+    found = submodules.submodule_edits(repo, git_env(), frozenset({"vendor/lib"}), {})
+    assert list(found) == ["vendor/lib"] and "link out of the workspace" in found["vendor/lib"]
