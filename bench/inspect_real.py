@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -63,22 +64,32 @@ JUST_BUILT_RUNS = 10
 PIP_DOWNLOAD = (sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:")
 
 
+def _sdists(cache: Path, name: str, version: str) -> list[Path]:
+    """The cached sdists of *name* *version*, matched as PyPI matches names (case, `-`, `_` and
+    `.` alike): Django up to 5.1 and Flask up to 2.x publish `Django-5.1.4.tar.gz`."""
+
+    def normal(text: str) -> str:
+        return re.sub(r"[-_.]+", "-", text).lower()
+
+    wanted = normal(f"{name}-{version}")
+    return sorted(
+        path for path in cache.glob("*.tar.gz") if normal(path.name[: -len(".tar.gz")]) == wanted
+    )
+
+
 def prepared_repo(spec: str, cache: Path) -> Path:
-    """A git repository of the package's sdist, built once in *cache*."""
+    """A git repository of the package's sdist, built once in *cache* (a build cut short
+    before is started again)."""
     name, _, version = spec.partition("==")
     repo = cache / "repos" / f"{name}-{version}"
     if (repo / "TOP").is_file():
         return repo
     cache.mkdir(parents=True, exist_ok=True)
-    sdists = list(cache.glob(f"{name.replace('-', '_')}-{version}.tar.gz")) + list(
-        cache.glob(f"{name}-{version}.tar.gz")
-    )
+    sdists = _sdists(cache, name, version)
     if not sdists:
-        subprocess.run(
-            [*PIP_DOWNLOAD, spec, "-d", str(cache)],
-            check=True,
-        )
-        sdists = list(cache.glob(f"{name}*-{version}.tar.gz"))
+        subprocess.run([*PIP_DOWNLOAD, spec, "-d", str(cache)], check=True)
+        sdists = _sdists(cache, name, version)
+    shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir(parents=True)
     with tarfile.open(sdists[0]) as archive:
         archive.extractall(repo, filter="data")

@@ -13,18 +13,17 @@ the call (it raises TypeError when it runs). Imports resolve by the rules of `ch
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from reference_host.providers.assessment import EvaluateRequest, degradation
-from reference_host.providers.check_calls import (
-    Signature,
-    binds_otherwise,
-    calls_of,
-    changed_signatures,
-)
+from reference_host.providers.check_calls import Bindings, Signature, calls_of, changed_between
 from reference_host.providers.check_importers import importer_findings
 from reference_host.providers.check_imports import ImportWords, Resolver, parse
 from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.check_summary import Summaries
 from reference_host.providers.python_rules import (
     BROKEN_CALL,
     BROKEN_IMPORT,
@@ -35,6 +34,16 @@ from reference_host.providers.python_rules import (
 from reference_host.providers.runtime import Call
 
 PY_GLOBS = ["**/*.py"]
+
+
+@dataclass
+class Kept:
+    """What the rules across files keep between evaluations, by blob id (one per provider)."""
+
+    words: ImportWords = field(default_factory=ImportWords)
+    summaries: Summaries = field(default_factory=Summaries)
+
+
 #: module dotted name -> function name -> (before, after)
 Changed = dict[str, dict[str, tuple[Signature, Signature]]]
 
@@ -43,7 +52,7 @@ async def across_files(
     call: Call,
     request: EvaluateRequest,
     targets: list[Target],
-    words: ImportWords,
+    kept: Kept,
     served: dict[str, bytes],
     rules: list[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -71,12 +80,16 @@ async def across_files(
         got, missing = await read_batched(call.callbacks, list(dict.fromkeys(before)))
         served = {**served, **got}
         degraded += [degradation(SOURCE, "incomplete", f"across files: {w}") for w in missing]
+    changed = [t for t in targets if _both_states(t, served)]  # both rules compare them
+    await kept.summaries.of({b: served[b] for t in changed for b in (t.before, t.after) if b})
     if BROKEN_IMPORT in rules:
-        imports = await importer_findings(call, request, targets, words, served)
+        imports = await importer_findings(
+            call, request, targets, kept.words, served, kept.summaries
+        )
         diagnostics += imports.diagnostics
         degraded += imports.degraded
     if BROKEN_CALL in rules:
-        calls, left = await caller_findings(call, request, targets, words, served)
+        calls, left = await caller_findings(call, request, targets, kept, served)
         diagnostics += calls
         degraded += left
     return diagnostics, degraded
@@ -86,22 +99,13 @@ async def caller_findings(
     call: Call,
     request: EvaluateRequest,
     targets: list[Target],
-    words: ImportWords,
+    kept: Kept,
     served: dict[str, bytes],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(diagnostics, degraded) of the calls this evaluation's change breaks (*served* holds the
     before- and after-state of each changed module)."""
-    altered: dict[str, dict[str, tuple[Signature, Signature]]] = {}
-    for t in targets:
-        if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
-            continue
-        if t.before == t.after or t.before not in served or t.after not in served:
-            continue
-        old, new = parse(served[t.before]), parse(served[t.after])
-        if old is not None and new is not None:
-            found = changed_signatures(old, new)
-            if found:
-                altered[t.path] = found
+    altered = await _altered(targets, served, kept.summaries)
+    words = kept.words
     if not altered:
         return [], []
     listed = await baseline_files(call.callbacks, request.baseline, PY_GLOBS)
@@ -141,14 +145,58 @@ async def caller_findings(
     introduced = request.comparison == "introduced"
     diagnostics: list[dict[str, Any]] = []
     for path, blob in sorted(spelling.items()):
-        tree = parse(known[blob]) if blob in known else None
-        if tree is None:
+        if blob not in known:
             continue
         own = resolver.after.get(path)
-        raw = broken_calls(tree, path, changed, resolver, own.primary if own else None)
+        raw = await anyio.to_thread.run_sync(
+            _calls_in,
+            known[blob],
+            path,
+            changed,
+            resolver,
+            own.primary if own else None,
+            abandon_on_cancel=True,
+        )
         bound = bind(raw, path)
         diagnostics.extend({**d, "introduced": True} if introduced else d for d in bound)
     return diagnostics, degraded
+
+
+async def _altered(
+    targets: list[Target], served: dict[str, bytes], summaries: Summaries
+) -> dict[str, dict[str, tuple[Signature, Signature]]]:
+    """path -> the functions whose parameters its change altered, from both states' summaries."""
+    pairs = [t for t in targets if _both_states(t, served)]
+    known = await summaries.of({b: served[b] for t in pairs for b in (t.before, t.after) if b})
+    altered: dict[str, dict[str, tuple[Signature, Signature]]] = {}
+    for t in pairs:
+        old, new = known.get(t.before or ""), known.get(t.after or "")
+        if old is None or new is None or not old.parsed or not new.parsed:
+            continue
+        found = changed_between(old.signatures, new.signatures)
+        if found:
+            altered[t.path] = found
+    return altered
+
+
+def _both_states(t: Target, served: dict[str, bytes]) -> bool:
+    """A changed module, not moved, whose before- and after-state this evaluation has read."""
+    return bool(
+        t.path.endswith(".py")
+        and t.path == t.before_path
+        and t.before
+        and t.after
+        and t.before != t.after
+        and t.before in served
+        and t.after in served
+    )
+
+
+def _calls_in(
+    data: bytes, path: str, changed: Changed, resolver: Resolver, module: str | None
+) -> list[RawFinding]:
+    tree = parse(data)
+    return broken_calls(tree, path, changed, resolver, module) if tree is not None else []
 
 
 def broken_calls(
@@ -205,8 +253,9 @@ def _imported(
                 direct[local] = f"{base} {alias.name}"
             elif sub in changed and resolver.definite(sub, path, relative):
                 modules[local] = sub
+    bindings = Bindings.of(tree) if direct or modules else None
     for table in (direct, modules):
-        for local in [n for n in table if binds_otherwise(tree, n, definitions=0)]:
+        for local in [n for n in table if bindings and bindings.otherwise(n, definitions=0)]:
             del table[local]
     return direct, modules
 

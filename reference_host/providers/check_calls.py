@@ -101,7 +101,8 @@ def plain_functions(tree: ast.Module) -> dict[str, Signature]:
         init = _plain_init(node, classes)
         if init is not None:
             found[name] = init
-    return {name: sig for name, sig in found.items() if not binds_otherwise(tree, name)}
+    bindings = Bindings.of(tree) if found else None
+    return {n: sig for n, sig in found.items() if bindings and not bindings.otherwise(n)}
 
 
 def _plain_init(node: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> Signature | None:
@@ -157,33 +158,46 @@ def changed_signatures(
     before: ast.Module, after: ast.Module
 ) -> dict[str, tuple[Signature, Signature]]:
     """name -> (before, after) of the plain functions whose parameters the change altered."""
-    old = plain_functions(before)
-    return {n: (old[n], s) for n, s in plain_functions(after).items() if n in old and old[n] != s}
+    return changed_between(plain_functions(before), plain_functions(after))
 
 
-def binds_otherwise(tree: ast.Module, name: str, definitions: int = 1) -> bool:
-    """Whether *name* is bound in *tree* other than by an import and *defs* definitions (the
-    one top-level `def` of a changed module; none in a file that imports the name)."""
-    defs = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            if node.name == name:
-                defs += 1
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                every = (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
-                extra = [a for a in (node.args.vararg, node.args.kwarg) if a is not None]
-                if any(a.arg == name for a in (*every, *extra)):
-                    return True
-        elif _rebinds(node, name):
-            return True
-    return defs > definitions
+def changed_between(
+    old: dict[str, Signature], new: dict[str, Signature]
+) -> dict[str, tuple[Signature, Signature]]:
+    return {n: (old[n], s) for n, s in new.items() if n in old and old[n] != s}
 
 
-def _rebinds(node: ast.AST, name: str) -> bool:
-    """An assignment to or deletion of *name*, or a `global`/`nonlocal` declaration of it."""
-    if isinstance(node, ast.Name):
-        return node.id == name and not isinstance(node.ctx, ast.Load)
-    return isinstance(node, ast.Global | ast.Nonlocal) and name in node.names
+@dataclass(frozen=True)
+class Bindings:
+    """How often each name of a module is defined (`def`/`class`, at any depth), and which names
+    it binds any other way (assigned, deleted, a parameter, `global`/`nonlocal`): one walk of the
+    tree, asked once per name (walking it per name made a release-sized change take minutes)."""
+
+    defined: dict[str, int]
+    other: frozenset[str]
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> Bindings:
+        defined: dict[str, int] = {}
+        other: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined[node.name] = defined.get(node.name, 0) + 1
+                if not isinstance(node, ast.ClassDef):
+                    args = node.args
+                    every = (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+                    other.update(a.arg for a in (*every, *extra))
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                other.add(node.id)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                other.update(node.names)
+        return cls(defined, frozenset(other))
+
+    def otherwise(self, name: str, definitions: int = 1) -> bool:
+        """Whether *name* is bound other than by an import and *definitions* definitions (the
+        one top-level `def` of a changed module; none in a file that imports the name)."""
+        return name in self.other or self.defined.get(name, 0) > definitions
 
 
 def calls_of(

@@ -22,6 +22,7 @@ from reference_host.providers.check_imports import (
     top_level_names,
 )
 from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.check_summary import Summaries
 from reference_host.providers.python_rules import SOURCE, bind
 from reference_host.providers.runtime import Call
 
@@ -45,6 +46,7 @@ class ImporterScan:
         grant: ReadGrant,
         words: ImportWords,
         introduced: bool,
+        summaries: Summaries | None = None,
     ) -> None:
         self.callbacks = callbacks
         self.baseline = baseline
@@ -52,6 +54,7 @@ class ImporterScan:
         self.grant = grant
         self.words = words
         self.introduced = introduced  # every finding is brought by the change: mark it so
+        self.summaries = summaries
         self.out = ImporterFindings()
 
     def _degrade(self, why: str) -> None:
@@ -96,19 +99,26 @@ class ImporterScan:
 
     def _lost_names(self, served: dict[str, bytes]) -> dict[str, set[str]]:
         """path -> top-level names its module had before the change and has not after, for the
-        changed modules whose two states *served* holds."""
+        changed modules whose two states *served* holds (their summaries are made beforehand,
+        `check_callers.across_files`; a state without one is parsed here)."""
         lost: dict[str, set[str]] = {}
         for t in self.targets:
             if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
                 continue
             if t.before == t.after or t.before not in served or t.after not in served:
                 continue
-            old, new = parse(served[t.before]), parse(served[t.after])
-            had = top_level_names(old) if old is not None else None
-            has = top_level_names(new) if new is not None else None
+            had, has = self._names(t.before, served), self._names(t.after, served)
             if had is not None and has is not None and had - has:
-                lost[t.path] = had - has
+                lost[t.path] = set(had - has)
         return lost
+
+    def _names(self, blob: str, served: dict[str, bytes]) -> frozenset[str] | None:
+        summary = self.summaries.get(blob) if self.summaries is not None else None
+        if summary is not None:
+            return summary.names
+        tree = parse(served[blob])
+        names = top_level_names(tree) if tree is not None else None
+        return frozenset(names) if names is not None else None
 
     async def _scan(
         self, after: dict[str, str], removed: Removed, resolver: Resolver, known: dict[str, bytes]
@@ -159,10 +169,13 @@ async def importer_findings(
     targets: list[Target],
     words: ImportWords,
     served: dict[str, bytes],
+    summaries: Summaries | None = None,
 ) -> ImporterFindings:
     """The broken imports of one `check/evaluate` (its callbacks, read grant and comparison);
-    *served*: the blobs the evaluation has read already."""
+    *served*: the blobs the evaluation has read already; *summaries*: of the changed modules."""
     introduced = request.comparison == "introduced"
     grant = call.session.read_grant
-    scan = ImporterScan(call.callbacks, request.baseline, targets, grant, words, introduced)
+    scan = ImporterScan(
+        call.callbacks, request.baseline, targets, grant, words, introduced, summaries
+    )
     return await scan.run(served)

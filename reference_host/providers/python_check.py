@@ -16,12 +16,9 @@ of functions whose parameters it changed (`python/broken-call`, `check_calls.py`
 files in scope are skipped and listed in an evidence message; each *changed* non-Python path is
 also listed in `coverage.unsupported`, `covered.scope` then names only the Python paths
 (`{paths}`), and the status is `incomplete` (`unsupported` when no changed path is Python) —
-never `complete` for files it did not analyse. Configuration (strict; omitted == `{}`):
-`verify.maxParameters` (int >= 1, enables `python/too-many-parameters`), `disabledRules` (known
-codes), `maxFileBytes` (default 2000000), `targetVersion` ("3.N": the Python the code is for; a
-file this interpreter cannot parse but a newer Python may is reported unsupported, never as a
-syntax error: grammar.py). Findings are cached per (blob id, settings); every blob is still read
-through the callbacks so `validAsOf.blobs` names exactly what this request read.
+never `complete` for files it did not analyse. Configuration: `check_settings.py`. Findings are
+cached per (blob id, settings); every blob is still read through the callbacks so
+`validAsOf.blobs` names exactly what this request read.
 """
 
 from __future__ import annotations
@@ -43,9 +40,9 @@ from reference_host.providers.assessment import (
     parse_evaluate,
     provider_block,
 )
-from reference_host.providers.check_callers import across_files
-from reference_host.providers.check_imports import ImportWords
+from reference_host.providers.check_callers import Kept, across_files
 from reference_host.providers.check_links import LinkFollower
+from reference_host.providers.check_pool import analyse_many, analysis_jobs
 from reference_host.providers.check_reads import (
     SingleFiles,
     Target,
@@ -108,7 +105,7 @@ class PythonCheckProvider(ProviderRuntime):
             capabilities={"check": check_capability([SOURCE], ["all", "introduced"])},
         )
         self.cache = FindingsCache()
-        self.import_words = ImportWords()  # check_imports: kept across evaluations
+        self.across = Kept()  # what the rules across files keep between evaluations
         self.capability("check/evaluate", self.evaluate)
 
     async def evaluate(self, call: Call) -> dict[str, Any]:
@@ -218,7 +215,7 @@ class Evaluation:
                 )
         targets = await self._targets()
         await self._analyse(targets, set(covered_rules))
-        changed, words = self._changed_targets(), self.provider.import_words
+        changed, words = self._changed_targets(), self.provider.across
         found, left = await across_files(
             self.call, request, changed, words, self.served, covered_rules
         )
@@ -364,6 +361,9 @@ class Evaluation:
         served = self.served = await self._read(targets)
         introduced = self.request.comparison == "introduced"
         paced = Paced(self.call, len(targets))  # slow, not hung, to the host
+        max_bytes, comparison = self.config.values["maxFileBytes"], self.request.comparison
+        jobs = analysis_jobs(targets, served, comparison, max_bytes, self.max_parameters)
+        await analyse_many(self.provider.cache, jobs, paced.at, len(targets))  # both cores
         for index, target in enumerate(targets):
             await paced.at(index)
             needs = needed_blobs(target, self.request.comparison)
