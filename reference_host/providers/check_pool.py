@@ -24,10 +24,9 @@ from concurrent.futures import ProcessPoolExecutor
 import anyio
 
 from reference_host.providers.check_reads import Target, needed_blobs
+from reference_host.providers.findings_cache import FindingsCache, Job
 from reference_host.providers.python_rules import (
     PACKAGE_INIT,
-    FindingsCache,
-    Job,
     RawFinding,
     analyse,
 )

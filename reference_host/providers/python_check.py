@@ -54,6 +54,7 @@ from reference_host.providers.check_reads import (
 from reference_host.providers.check_scripts import python_scripts
 from reference_host.providers.check_settings import CONFIGURATION
 from reference_host.providers.configuration import EffectiveConfiguration, resolve_configuration
+from reference_host.providers.findings_cache import FindingsCache
 from reference_host.providers.grammar import TargetVersions
 from reference_host.providers.lint_builtins import ProjectBuiltins, undefined_name
 from reference_host.providers.noqa import honour_noqa
@@ -64,7 +65,6 @@ from reference_host.providers.python_rules import (
     SOURCE,
     TOO_MANY_PARAMETERS,
     AnalysisFailed,
-    FindingsCache,
     bind,
     is_python,
 )

@@ -10,7 +10,8 @@ import pytest
 from asp_protocol.canonical import blob_id
 from reference_host.providers import check_pool
 from reference_host.providers.check_summary import Summaries, summarize
-from reference_host.providers.python_rules import FindingsCache, Job, analyse
+from reference_host.providers.findings_cache import FindingsCache, Job
+from reference_host.providers.python_rules import analyse
 from tests.support.change_eval import evaluate_edit, findings_of
 
 pytestmark = pytest.mark.anyio
