@@ -17,8 +17,11 @@ Resolution is kept narrow so that a finding is never a guess about `sys.path`:
   (a script, or pytest's rootdir-style imports, finds it there);
 - an import inside `try:` that handles `ImportError` (or any exception) is an optional import,
   and one under `if TYPE_CHECKING:` never runs: neither is reported;
-- a module that defines `__getattr__`, star-imports or writes `globals()` may still provide a
-  name it no longer spells, so no name removed from it is reported.
+- a name removed from a module is reported by the same rules as the module: `from helpers
+  import X` only from the folder of the `helpers.py` that lost it;
+- a module that defines `__getattr__`, star-imports or writes `globals()` (or `vars()` with no
+  argument, `exec`) may still provide a name it no longer spells, so no name removed from it is
+  reported; `vars(obj)` reads an object and does not count.
 
 Import words are taken from each blob once and kept by blob id (`ImportWords`): an evaluation
 then reads only the files it has not met and the few that spell a removed name.
@@ -110,12 +113,21 @@ def top_level_names(tree: ast.Module) -> set[str] | None:
         elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
+    # `vars(obj)` reads an object's attributes, and is common (Django: 10 modules); `vars()` at
+    # module level is the module's namespace, so only a call with an argument is safe
+    reading = {
+        id(node.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args
+    }
     for node in ast.walk(tree):  # `global X` in a function; `globals()`, `vars()`, `exec`
         if isinstance(node, ast.Global):
             names.update(node.names)
-        elif (isinstance(node, ast.Name) and node.id in _DYNAMIC) or (
-            isinstance(node, ast.Subscript) and _is_own_module(node)
-        ):
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in _DYNAMIC
+            and not (node.id == "vars" and id(node) in reading)
+        ) or (isinstance(node, ast.Subscript) and _is_own_module(node)):
             return None
     return None if "__getattr__" in names else names
 
@@ -240,11 +252,14 @@ def _needs(
     if gone is not None:
         yield gone, _module_message(base, gone, removed)
         return
+    sure = resolver.definite(base, importer, relative)  # names: only from what it surely means
     for alias in node.names:
         sub = f"{base}.{alias.name}"
         if sub in removed.modules and resolver.definite(sub, importer, relative):
             yield sub, _module_message(sub, sub, removed)
-        elif alias.name in removed.names.get(base, ()) and sub not in resolver.after_modules:
+        elif (
+            sure and alias.name in removed.names.get(base, ()) and sub not in resolver.after_modules
+        ):
             yield (
                 f"{base}:{alias.name}",
                 f"'{alias.name}' is imported from {base}, but this change removes it from that module",

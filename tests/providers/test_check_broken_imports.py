@@ -105,6 +105,15 @@ def test_removing_a_name_its_importers_need_is_denied(tmp_path: Path) -> None:
     assert message == "'X' is imported from pkg.b, but this change removes it from that module"
 
 
+def test_a_module_that_reads_vars_of_an_object_still_loses_names(tmp_path: Path) -> None:
+    """Measured on Django: removing LabelCommand from django/core/management/base.py (which
+    calls `vars(options)`) was not reported at its three importers: the module was taken for
+    one that may bind names it does not spell."""
+    after = "def helper(options):\n    return vars(options)\n"
+    result = _evaluate(tmp_path, PKG, {"pkg/b.py": after})
+    assert [(p, line) for p, line, _ in _broken(result)] == [("pkg/c.py", 0)]
+
+
 def test_findings_are_marked_introduced_for_an_introduced_evaluation(tmp_path: Path) -> None:
     result = _evaluate(tmp_path, PKG, {"pkg/b.py": None}, comparison="introduced")
     [finding] = [f for f in result["findings"] if f["diagnostic"]["code"] == RULE]
@@ -174,8 +183,24 @@ def test_top_level_names_cover_what_a_module_binds() -> None:
         "os", "c", "X", "i", "h", "k", "json", "K", "f", "w", "Y"
     }  # fmt: skip
     assert top_level_names(ast.parse("import sys\nsys.modules[__name__].X = 1\n")) is None
+    assert top_level_names(ast.parse("vars()['X'] = 1\n")) is None
+    assert top_level_names(ast.parse("def f(o):\n    return vars(o)\n")) == {"f"}
 
 
 def test_import_words_read_a_parenthesised_list_over_several_lines() -> None:
     words = ImportWords().learn("blob:1", b"x = 1\nfrom pkg.b import (\n    X,\n    helper,\n)\n")
     assert {b"pkg", b"b", b"X", b"helper"} <= words and b"x" not in words
+
+
+def test_a_name_removed_from_a_plain_module_is_not_reported_from_another_folder(
+    tmp_path: Path,
+) -> None:
+    """`from helpers import H` in app/ may mean an installed `helpers`: the name rule now asks the
+    same of the module as the deletion rule (before: app/x.py was reported)."""
+    files = {
+        "tools/helpers.py": "H = 1\nG = 2\n",
+        "tools/run.py": "from helpers import H\n",
+        "app/x.py": "from helpers import H\n",
+    }
+    result = _evaluate(tmp_path, files, {"tools/helpers.py": "G = 2\n"})
+    assert [(p, line) for p, line, _ in _broken(result)] == [("tools/run.py", 0)]
