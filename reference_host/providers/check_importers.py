@@ -19,10 +19,15 @@ from reference_host.providers.check_imports import (
     Resolver,
     broken_imports,
     parse,
-    top_level_names,
 )
 from reference_host.providers.check_reads import Target, baseline_files, read_batched
-from reference_host.providers.check_summary import Summaries
+from reference_host.providers.check_summary import Summaries, Summary, summarize
+from reference_host.providers.check_uses import (
+    Shadows,
+    broken_uses,
+    package_shadows,
+    parents,
+)
 from reference_host.providers.python_rules import SOURCE, bind
 from reference_host.providers.runtime import Call
 
@@ -89,36 +94,37 @@ class ImporterScan:
         for target in moved:
             if target.before_path in before and target.before_path not in after:
                 removed.modules.update(resolver.gone(target.before_path))
-        for path, names in lost.items():
+        for path, (names, exported) in lost.items():
             info = resolver.after.get(path)
             for name in (info.primary, *info.aliases) if info is not None else ():
                 removed.names[name] = names
+                if exported:
+                    removed.exported[name] = exported
         if removed:
             await self._scan(after, removed, resolver, served)
         return self.out
 
-    def _lost_names(self, served: dict[str, bytes]) -> dict[str, set[str]]:
-        """path -> top-level names its module had before the change and has not after, for the
-        changed modules whose two states *served* holds (their summaries are made beforehand,
-        `check_callers.across_files`; a state without one is parsed here)."""
-        lost: dict[str, set[str]] = {}
+    def _lost_names(self, served: dict[str, bytes]) -> dict[str, tuple[set[str], set[str]]]:
+        """path -> (top-level names its module had before the change and has not after, those of
+        them its after-state `__all__` still lists), for the changed modules whose two states
+        *served* holds (their summaries are made beforehand, `check_callers.across_files`; a
+        state without one is summarized here)."""
+        lost: dict[str, tuple[set[str], set[str]]] = {}
         for t in self.targets:
             if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
                 continue
             if t.before == t.after or t.before not in served or t.after not in served:
                 continue
-            had, has = self._names(t.before, served), self._names(t.after, served)
+            old, new = self._summary(t.before, served), self._summary(t.after, served)
+            had, has = old.names, new.names
             if had is not None and has is not None and had - has:
-                lost[t.path] = set(had - has)
+                gone = set(had - has)
+                lost[t.path] = (gone, gone & set(new.exported or ()))
         return lost
 
-    def _names(self, blob: str, served: dict[str, bytes]) -> frozenset[str] | None:
-        summary = self.summaries.get(blob) if self.summaries is not None else None
-        if summary is not None:
-            return summary.names
-        tree = parse(served[blob])
-        names = top_level_names(tree) if tree is not None else None
-        return frozenset(names) if names is not None else None
+    def _summary(self, blob: str, served: dict[str, bytes]) -> Summary:
+        known = self.summaries.get(blob) if self.summaries is not None else None
+        return known if known is not None else summarize(served[blob])
 
     async def _scan(
         self, after: dict[str, str], removed: Removed, resolver: Resolver, known: dict[str, bytes]
@@ -147,17 +153,33 @@ class ImporterScan:
             for path, blob in readable.items()
             if (self.words.known(blob) or frozenset()) & wanted
         }
-        more = [b for b in dict.fromkeys(spelling.values()) if b not in served]
+        inits = {
+            package: after[info.path]
+            for package in parents(removed)
+            if (info := resolver.after_modules.get(package)) is not None
+            and info.is_package
+            and info.path in after
+        }
+        wanted_blobs = [*spelling.values(), *inits.values()]
+        more = [b for b in dict.fromkeys(wanted_blobs) if b not in served]
         if more:
             extra, missing = await read_batched(self.callbacks, more)
             served.update(extra)
             for why in missing[:20]:
                 self._degrade(why)
+        shadows: Shadows = {}
+        for package, blob in inits.items():
+            init = parse(served[blob]) if blob in served else None
+            if init is not None:
+                shadows[package] = package_shadows(init, package)
         for path, blob in sorted(spelling.items()):
             tree = parse(served[blob]) if blob in served else None
             if tree is None:
                 continue
-            found = bind(broken_imports(path, tree, removed, resolver), path)
+            raw = broken_imports(path, tree, removed, resolver)
+            if removed.names:
+                raw += broken_uses(path, tree, removed, resolver, shadows)
+            found = bind(raw, path)
             if self.introduced:
                 found = [{**d, "introduced": True} for d in found]
             self.out.diagnostics.extend(found)

@@ -23,8 +23,12 @@ Resolution is kept narrow so that a finding is never a guess about `sys.path`:
   argument, `exec`) may still provide a name it no longer spells, so no name removed from it is
   reported; `vars(obj)` reads an object and does not count.
 
+A use of a removed name through the module object (`text.get_valid_filename`), and a star
+import of a module whose `__all__` still lists it, are `check_uses.py`'s.
+
 Import words are taken from each blob once and kept by blob id (`ImportWords`): an evaluation
-then reads only the files it has not met and the few that spell a removed name.
+then reads only the files it has not met and the few whose import lines spell a removed name,
+or the last part of a module that lost names (`text` of `from django.utils import text`).
 """
 
 from __future__ import annotations
@@ -82,9 +86,12 @@ class Removed:
 
     modules: dict[str, str] = field(default_factory=dict)
     names: dict[str, set[str]] = field(default_factory=dict)
+    exported: dict[str, set[str]] = field(default_factory=dict)  # ... still listed in __all__
 
     def words(self) -> set[bytes]:
-        found = {name.rpartition(".")[2].encode() for name in self.modules}
+        """Words an import line needs for a finding: a removed module's or name's, or (a use
+        `m.X`, a star import) the last part of a module that lost names."""
+        found = {name.rpartition(".")[2].encode() for name in (*self.modules, *self.names)}
         found.update(n.encode() for names in self.names.values() for n in names)
         return found
 
@@ -92,8 +99,9 @@ class Removed:
         return bool(self.modules or self.names)
 
 
-def top_level_names(tree: ast.Module) -> set[str] | None:
-    """Names a module binds at import time; None when it may provide names it does not spell."""
+def top_level_names(tree: ast.Module, lazy: bool = False) -> set[str] | None:
+    """Names a module binds at import time; None when it may provide names it does not spell
+    (a module `__getattr__` too, unless *lazy*: it answers only for attributes not set)."""
     names: set[str] = set()
     stack: list[ast.AST] = list(ast.iter_child_nodes(tree))
     while stack:
@@ -129,7 +137,7 @@ def top_level_names(tree: ast.Module) -> set[str] | None:
             and not (node.id == "vars" and id(node) in reading)
         ) or (isinstance(node, ast.Subscript) and _is_own_module(node)):
             return None
-    return None if "__getattr__" in names else names
+    return None if "__getattr__" in names and not lazy else names
 
 
 def _is_own_module(node: ast.Subscript) -> bool:
@@ -254,6 +262,15 @@ def _needs(
         return
     sure = resolver.definite(base, importer, relative)  # names: only from what it surely means
     for alias in node.names:
+        if alias.name == "*":
+            if sure and removed.exported.get(base):
+                listed = ", ".join(sorted(removed.exported[base]))[:200]
+                yield (
+                    f"{base}:*",
+                    f"'*' is imported from {base}, whose __all__ still lists {listed}, "
+                    "but this change removes it from that module",
+                )
+            continue
         sub = f"{base}.{alias.name}"
         if sub in removed.modules and resolver.definite(sub, importer, relative):
             yield sub, _module_message(sub, sub, removed)
@@ -292,30 +309,31 @@ def _imports(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bo
             yield node, optional
             continue
         if isinstance(node, ast.Try | ast.TryStar):
-            guarded = optional or any(_catches_import_error(h) for h in node.handlers)
+            guarded = optional or any(catches(h, None) for h in node.handlers)
             stack.extend((child, guarded) for child in node.body)
             for rest in (*node.handlers, *node.orelse, *node.finalbody):
                 stack.append((rest, optional))
             continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and is_type_checking(node.test):
             stack.extend((child, True) for child in node.body)
             stack.extend((child, optional) for child in node.orelse)
             continue
         stack.extend((child, optional) for child in ast.iter_child_nodes(node))
 
 
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+def catches(handler: ast.ExceptHandler, names: frozenset[str] | None) -> bool:
+    """Whether *handler* catches one of *names* (default: ImportError or a base of it)."""
     if handler.type is None:
         return True
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     for kind in kinds:
         name = kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None)
-        if name in _OPTIONAL:
+        if name in (_OPTIONAL if names is None else names):
             return True
     return False
 
 
-def _is_type_checking(test: ast.expr) -> bool:
+def is_type_checking(test: ast.expr) -> bool:
     if isinstance(test, ast.Name):
         return test.id == "TYPE_CHECKING"
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"

@@ -1,5 +1,6 @@
 """What the rules across files need to know of a module's state, by blob id: the top-level names
-it binds and the parameters of its plain functions and classes.
+it binds, the names its literal `__all__` lists and the parameters of its plain functions and
+classes.
 
 Telling what a change removed means two parses of every changed module. On a release-sized
 change (Django 5.1.4 -> 5.2.19 as one change: 540 changed modules) those parses, one after the
@@ -22,6 +23,7 @@ import anyio
 from reference_host.providers.check_calls import Signature, plain_functions
 from reference_host.providers.check_imports import parse, top_level_names
 from reference_host.providers.check_pool import MIN_POOLED, WORKERS
+from reference_host.providers.check_uses import literal_all
 
 _KEPT = 20_000
 CHUNK = 16
@@ -35,6 +37,7 @@ class Summary:
     parsed: bool
     names: frozenset[str] | None
     signatures: dict[str, Signature]
+    exported: frozenset[str] | None = None  # a literal top-level `__all__`, when there is one
 
 
 UNPARSED = Summary(False, None, {})
@@ -44,8 +47,13 @@ def summarize(data: bytes) -> Summary:
     tree = parse(data)
     if tree is None:
         return UNPARSED
-    names = top_level_names(tree)
-    return Summary(True, frozenset(names) if names is not None else None, plain_functions(tree))
+    names, exported = top_level_names(tree), literal_all(tree)
+    return Summary(
+        True,
+        frozenset(names) if names is not None else None,
+        plain_functions(tree),
+        frozenset(exported) if exported is not None else None,
+    )
 
 
 def _summarize_chunk(chunk: list[tuple[str, bytes]]) -> list[tuple[str, Summary]]:

@@ -192,6 +192,87 @@ def test_import_words_read_a_parenthesised_list_over_several_lines() -> None:
     assert {b"pkg", b"b", b"X", b"helper"} <= words and b"x" not in words
 
 
+@pytest.mark.parametrize(
+    ("importer", "text", "line", "spelled"),
+    [
+        ("other/use.py", "from pkg import b\n\n\ndef f():\n    return b.X\n", 4, "b.X"),
+        ("other/use.py", "import pkg.b as m\n\nprint(m.X)\n", 2, "m.X"),
+        ("other/use.py", "import pkg.b\n\nprint(pkg.b.X + 1)\n", 2, "pkg.b.X"),
+        ("pkg/d.py", "from . import b\n\nY = [b.X]\n", 2, "b.X"),
+        ("pkg/d.py", "from . import b as bee\n\nclass K:\n    y = bee.X\n", 3, "bee.X"),
+        ("pkg/d.py", "def f():\n    from pkg import b\n\n    return lambda: b.X\n", 3, "b.X"),
+    ],
+)
+def test_a_removed_name_used_through_the_module_object_is_denied(
+    tmp_path: Path, importer: str, text: str, line: int, spelled: str
+) -> None:
+    """Measured on attrs: `from . import setters` ... `setters.validate` at module level raised
+    AttributeError and was not reported (bench/broken_imports_real.py)."""
+    files = {**PKG, importer: text}
+    del files["pkg/c.py"]
+    result = _evaluate(tmp_path, files, {"pkg/b.py": "def helper():\n    return 2\n"})
+    assert _broken(result) == [
+        (
+            importer,
+            line,
+            f"'{spelled}' is used from pkg.b, but this change removes X from that module",
+        )
+    ]
+    assert result["decision"] == "deny"
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        ({"pkg/c.py": "from pkg import b\n\n\ndef f(b):\n    return b.X\n"}, "a parameter"),
+        ({"pkg/c.py": "from pkg import b\n\nb = None\nprint(b.X)\n"}, "rebound"),
+        ({"pkg/c.py": "from pkg import b\nfrom other import b\nprint(b.X)\n"}, "imported twice"),
+        ({"pkg/c.py": "def f():\n    from pkg import b\n\n\ndef g():\n    return b.X\n"}, "elsewhere"),
+        ({"pkg/c.py": "from pkg import b\n\n\ndef f(x: b.X) -> b.X:\n    y: b.X = x\n"}, "annotated"),
+        ({"pkg/c.py": "from pkg import b\ntry:\n    Y = b.X\nexcept AttributeError:\n    Y = 0\n"}, "guarded"),
+        ({"pkg/c.py": "from pkg import b\n\nif hasattr(b, 'X'):\n    print(b.X)\n"}, "hasattr"),
+        ({"pkg/c.py": "from pkg import b\n\nb.X = 2\nprint(b.X)\n"}, "set here"),
+        ({"pkg/c.py": "try:\n    from pkg import b\nexcept ImportError:\n    b = None\nprint(b.X)\n"}, "optional"),
+        ({"pkg/c.py": "from typing import TYPE_CHECKING\nfrom pkg import b\nif TYPE_CHECKING:\n    Z = b.X\n"}, "type checking"),
+        ({"pkg/__init__.py": "b = None\n", "pkg/c.py": "from pkg import b\nprint(b.X)\n"}, "shadowed"),
+        ({"pkg/__init__.py": "from .other import *\n", "pkg/c.py": "import pkg.b\nprint(pkg.b.X)\n"}, "dynamic package"),
+        ({"pkg/c.py": "import pkg\nprint(pkg.X)\n"}, "another module"),
+    ],
+)  # fmt: skip
+def test_a_use_that_may_not_reach_the_module_is_not_reported(
+    tmp_path: Path, files: dict[str, str], why: str
+) -> None:
+    result = _evaluate(
+        tmp_path,
+        {**PKG, "pkg/other.py": "b = 1\n", **files},
+        {"pkg/b.py": "def helper():\n    return 2\n"},
+    )
+    assert _broken(result) == [], why
+
+
+def test_a_star_import_of_a_module_whose_all_still_lists_the_removed_name_is_denied(
+    tmp_path: Path,
+) -> None:
+    """Measured on attrs: removing `min_len` from attr/validators.py (still in its `__all__`)
+    broke `from attr.validators import *` in attrs/validators.py, and was not reported."""
+    files = {
+        **PKG,
+        "pkg/b.py": '__all__ = ["X", "helper"]\nX = 1\n\n\ndef helper():\n    return X\n',
+    }
+    files["pkg/c.py"] = "from pkg.b import *  # noqa: F403\n"
+    result = _evaluate(tmp_path, files, {"pkg/b.py": '__all__ = ["X", "helper"]\nX = 1\n'})
+    assert _broken(result) == [
+        (
+            "pkg/c.py",
+            0,
+            "'*' is imported from pkg.b, whose __all__ still lists helper, "
+            "but this change removes it from that module",
+        )
+    ]
+    cleaned = _evaluate(tmp_path / "2", files, {"pkg/b.py": '__all__ = ["X"]\nX = 1\n'})
+    assert _broken(cleaned) == []
+
+
 def test_a_name_removed_from_a_plain_module_is_not_reported_from_another_folder(
     tmp_path: Path,
 ) -> None:
@@ -204,3 +285,20 @@ def test_a_name_removed_from_a_plain_module_is_not_reported_from_another_folder(
     }
     result = _evaluate(tmp_path, files, {"tools/helpers.py": "G = 2\n"})
     assert [(p, line) for p, line, _ in _broken(result)] == [("tools/run.py", 0)]
+
+
+def test_a_package_getattr_does_not_hide_a_submodule_the_importer_imports(tmp_path: Path) -> None:
+    """Measured on attrs: attr/__init__.py sets a module `__getattr__`, so `from . import setters`
+    ... `setters.validate` (attr/_make.py, at import time) was not followed. A module `__getattr__`
+    answers only for attributes not set, and importing the submodule sets it; a submodule the
+    file does not import itself (`pkg.b` through `import pkg.other`) may not be set."""
+    files = {
+        **PKG,
+        "pkg/__init__.py": "def __getattr__(name):\n    return 1\n",
+        "pkg/other.py": "",
+        "pkg/c.py": "from pkg import b\nimport pkg.other\n\nprint(b.X, pkg.b.X)\n",
+    }
+    result = _evaluate(tmp_path, files, {"pkg/b.py": "def helper():\n    return 2\n"})
+    assert [(p, line, m.partition(" is ")[0]) for p, line, m in _broken(result)] == [
+        ("pkg/c.py", 3, "'b.X'")
+    ]
