@@ -21,7 +21,8 @@ Resolution is kept narrow so that a finding is never a guess about `sys.path`:
   import X` only from the folder of the `helpers.py` that lost it;
 - a module that defines `__getattr__`, star-imports or writes `globals()` (or `vars()` with no
   argument, `exec`) may still provide a name it no longer spells, so no name removed from it is
-  reported; `vars(obj)` reads an object and does not count.
+  reported; `vars(obj)` and reading `globals()` (`"X" in globals()`, `globals().get(k)`) do
+  not count.
 
 A use of a removed name through the module object (`text.get_valid_filename`), and a star
 import of a module whose `__all__` still lists it, are `check_uses.py`'s.
@@ -47,6 +48,7 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[\w. \t]+?[ \t]+)?import\b[^\n]
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _CONTINUED = re.compile(rb"\([^)]*\)", re.S)
 _DYNAMIC = frozenset({"globals", "vars", "exec"})
+_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__"})
 _OWN_SCOPE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _OPTIONAL = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
@@ -121,23 +123,45 @@ def top_level_names(tree: ast.Module, lazy: bool = False) -> set[str] | None:
         elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
-    # `vars(obj)` reads an object's attributes, and is common (Django: 10 modules); `vars()` at
-    # module level is the module's namespace, so only a call with an argument is safe
-    reading = {
-        id(node.func)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args
-    }
+    reading = _reads(tree)
     for node in ast.walk(tree):  # `global X` in a function; `globals()`, `vars()`, `exec`
         if isinstance(node, ast.Global):
             names.update(node.names)
-        elif (
-            isinstance(node, ast.Name)
-            and node.id in _DYNAMIC
-            and not (node.id == "vars" and id(node) in reading)
-        ) or (isinstance(node, ast.Subscript) and _is_own_module(node)):
+        elif (isinstance(node, ast.Name) and node.id in _DYNAMIC and id(node) not in reading) or (
+            isinstance(node, ast.Subscript) and _is_own_module(node)
+        ):
             return None
     return None if "__getattr__" in names and not lazy else names
+
+
+def _reads(tree: ast.Module) -> set[int]:
+    """ids of the `vars` / `globals` names that only read: `vars(obj)` (an object's attributes;
+    Django: 10 modules), `"__file__" in globals()`, `globals()[k]`, `globals().get(k)` (Django's
+    django/utils/version.py). `vars()` at module level and any other use of `globals()` may
+    write the module's namespace."""
+    found: set[int] = set()
+
+    def bare(node: ast.expr, name: str) -> int | None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            return id(node.func) if not node.args and not node.keywords else None
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            found.update([id(node.func)] if node.func.id == "vars" else [])  # vars(obj)
+        elif isinstance(node, ast.Compare) and all(
+            isinstance(o, ast.In | ast.NotIn) for o in node.ops
+        ):
+            found.update(i for c in node.comparators if (i := bare(c, "globals")) is not None)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            found.update(i for i in [bare(node.value, "globals")] if i is not None)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _READS
+        ):
+            found.update(i for i in [bare(node.func.value, "globals")] if i is not None)
+    return found
 
 
 def _is_own_module(node: ast.Subscript) -> bool:

@@ -108,8 +108,9 @@ def test_removing_a_name_its_importers_need_is_denied(tmp_path: Path) -> None:
 def test_a_module_that_reads_vars_of_an_object_still_loses_names(tmp_path: Path) -> None:
     """Measured on Django: removing LabelCommand from django/core/management/base.py (which
     calls `vars(options)`) was not reported at its three importers: the module was taken for
-    one that may bind names it does not spell."""
-    after = "def helper(options):\n    return vars(options)\n"
+    one that may bind names it does not spell. Same for get_docs_version and django/utils/version.py,
+    which reads `"__file__" not in globals()`."""
+    after = "def helper(options):\n    return vars(options), '__file__' in globals()\n"
     result = _evaluate(tmp_path, PKG, {"pkg/b.py": after})
     assert [(p, line) for p, line, _ in _broken(result)] == [("pkg/c.py", 0)]
 
@@ -185,6 +186,15 @@ def test_top_level_names_cover_what_a_module_binds() -> None:
     assert top_level_names(ast.parse("import sys\nsys.modules[__name__].X = 1\n")) is None
     assert top_level_names(ast.parse("vars()['X'] = 1\n")) is None
     assert top_level_names(ast.parse("def f(o):\n    return vars(o)\n")) == {"f"}
+    reads = "A = '__file__' in globals()\nB = globals().get('A')\nC = globals()['A']\n"
+    assert top_level_names(ast.parse(reads)) == {"A", "B", "C"}
+    for writes in (
+        "globals()['X'] = 1\n",
+        "globals().update(X=1)\n",
+        "exec('X = 1', globals())\n",
+        "exec('X = 1')\n",
+    ):
+        assert top_level_names(ast.parse(writes)) is None, writes
 
 
 def test_import_words_read_a_parenthesised_list_over_several_lines() -> None:
