@@ -16,10 +16,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
 from reference_host.providers.assessment import EvaluateRequest, degradation
 from reference_host.providers.check_calls import Bindings, Signature, calls_of, changed_between
+from reference_host.providers.check_fork import judged
 from reference_host.providers.check_importers import importer_findings
 from reference_host.providers.check_imports import ImportWords, Resolver, parse
 from reference_host.providers.check_reads import Target, baseline_files, read_batched
@@ -144,19 +143,9 @@ async def caller_findings(
     degraded = [degradation(SOURCE, "incomplete", w) for w in (missing + missing_more)[:20]]
     introduced = request.comparison == "introduced"
     diagnostics: list[dict[str, Any]] = []
-    for path, blob in sorted(spelling.items()):
-        if blob not in known:
-            continue
-        own = resolver.after.get(path)
-        raw = await anyio.to_thread.run_sync(
-            _calls_in,
-            known[blob],
-            path,
-            changed,
-            resolver,
-            own.primary if own else None,
-            abandon_on_cancel=True,
-        )
+    files = [(path, known[blob]) for path, blob in sorted(spelling.items()) if blob in known]
+    modules = {path: info.primary for path, info in resolver.after.items()}
+    for path, raw in await judged(files, _calls_in, (changed, resolver, modules)):
         bound = bind(raw, path)
         diagnostics.extend({**d, "introduced": True} if introduced else d for d in bound)
     return diagnostics, degraded
@@ -193,10 +182,16 @@ def _both_states(t: Target, served: dict[str, bytes]) -> bool:
 
 
 def _calls_in(
-    data: bytes, path: str, changed: Changed, resolver: Resolver, module: str | None
-) -> list[RawFinding]:
-    tree = parse(data)
-    return broken_calls(tree, path, changed, resolver, module) if tree is not None else []
+    files: list[tuple[str, bytes]], context: tuple[Changed, Resolver, dict[str, str]]
+) -> list[tuple[str, list[RawFinding]]]:
+    """Each file's broken calls (in a worker thread or process, `check_fork`)."""
+    changed, resolver, modules = context
+    out: list[tuple[str, list[RawFinding]]] = []
+    for path, data in files:
+        tree = parse(data)
+        if tree is not None:
+            out.append((path, broken_calls(tree, path, changed, resolver, modules.get(path))))
+    return out
 
 
 def broken_calls(

@@ -13,6 +13,7 @@ from typing import Any
 from asp_protocol.grants import ReadGrant
 from reference_host.providers.assessment import EvaluateRequest, degradation
 from reference_host.providers.callbacks import HostCallbacks
+from reference_host.providers.check_fork import judged
 from reference_host.providers.check_imports import (
     ImportWords,
     Removed,
@@ -28,7 +29,7 @@ from reference_host.providers.check_uses import (
     package_shadows,
     parents,
 )
-from reference_host.providers.python_rules import SOURCE, bind
+from reference_host.providers.python_rules import SOURCE, RawFinding, bind
 from reference_host.providers.runtime import Call
 
 PY_GLOBS = ["**/*.py"]
@@ -172,17 +173,29 @@ class ImporterScan:
             init = parse(served[blob]) if blob in served else None
             if init is not None:
                 shadows[package] = package_shadows(init, package)
-        for path, blob in sorted(spelling.items()):
-            tree = parse(served[blob]) if blob in served else None
-            if tree is None:
-                continue
-            raw = broken_imports(path, tree, removed, resolver)
-            if removed.names:
-                raw += broken_uses(path, tree, removed, resolver, shadows)
+        files = [(path, served[blob]) for path, blob in sorted(spelling.items()) if blob in served]
+        for path, raw in await judged(files, _judge, (removed, resolver, shadows)):
             found = bind(raw, path)
             if self.introduced:
                 found = [{**d, "introduced": True} for d in found]
             self.out.diagnostics.extend(found)
+
+
+def _judge(
+    files: list[tuple[str, bytes]], scan: tuple[Removed, Resolver, Shadows]
+) -> list[tuple[str, list[RawFinding]]]:
+    """Each file's raw findings (in a worker thread or process, `check_fork`)."""
+    removed, resolver, shadows = scan
+    out: list[tuple[str, list[RawFinding]]] = []
+    for path, data in files:
+        tree = parse(data)
+        if tree is None:
+            continue
+        raw = broken_imports(path, tree, removed, resolver)
+        if removed.names:
+            raw += broken_uses(path, tree, removed, resolver, shadows)
+        out.append((path, raw))
+    return out
 
 
 async def importer_findings(
