@@ -70,3 +70,13 @@ def test_a_change_of_many_files_is_judged_as_one_of_few(tmp_path: Path) -> None:
         ("use.py", 2)
     ]
     assert result["decision"] == "deny"
+
+
+def test_many_importers_are_judged_on_the_workers_as_one_would_be(tmp_path: Path) -> None:
+    """45 importers (over the pool's threshold) of a name the change removes: each is found."""
+    files = {"pkg/__init__.py": "", "pkg/base.py": "X = 1\nY = 2\n"}
+    files |= {f"pkg/use{n}.py": "from pkg.base import X, Y\n\nprint(X, Y)\n" for n in range(45)}
+    result = evaluate_edit(tmp_path, files, {"pkg/base.py": "Y = 2\n"}, comparison=None)
+    found = findings_of(result, "python/broken-import")
+    assert sorted(p for p, _, _ in found) == sorted(f"pkg/use{n}.py" for n in range(45))
+    assert result["decision"] == "deny"
