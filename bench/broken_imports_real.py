@@ -22,7 +22,12 @@ are checked against a fresh oracle interpreter (the package's source dirs first 
   tree of an ImportError / AttributeError naming the removed thing is a broken site; one that no
   finding covers is a miss, classified from the statement at that line.
 
-An edit whose own module no longer imports (it used the removed name itself) is left out.
+A use `m.X` that runs only later (in a function) is not run by the oracle: the bench finds
+those with its own simple scan (module-level imports of the module, no rebinding) and counts one
+no finding covers as a miss `deferred m.X`. A finding whose statement raised for another reason
+(an optional dependency not installed: psycopg2, GDAL) is listed as inconclusive. An edit whose
+own module no longer imports (it used the removed name itself) is left out, and the next
+sampled name is tried.
 """
 
 from __future__ import annotations
