@@ -68,9 +68,9 @@ class ImporterScan:
 
     async def run(self, served: dict[str, bytes]) -> ImporterFindings:
         """Nothing is listed or read unless the change removes something: a module it deletes or
-        moves away, or a top-level name of a module whose before- and after-state it has read
-        already (comparison `introduced`; with `all` only the after-state is read, and an
-        evaluation of changed files alone must not make the host hash the whole tree)."""
+        moves away, or a top-level name of a changed module (both states are in *served*, read
+        by `check_callers.across_files` with either comparison): an evaluation of changed files
+        that removes nothing must not make the host hash the whole tree."""
         moved = [
             t
             for t in self.targets

@@ -1,5 +1,5 @@
-"""`python/broken-import`: a change that removes a module, or (comparison `introduced`) a top-level
-name, that its importers still need is denied (reference_host/providers/check_imports.py, check_importers.py).
+"""`python/broken-import`: a change that removes a module or a top-level name that its importers
+still need is denied (reference_host/providers/check_imports.py, check_uses.py, check_importers.py).
 
 Before, deleting `b.py` beside an unchanged `c.py` holding `from b import X` was `allow`: the check
 read the changed files only. Real host subprocess, real git work trees; each case is the work tree's
@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from reference_host.providers.check_imports import ImportWords, top_level_names
-from tests.support.gitrepo import git, make_repo, write_files
-from tests.support.host_harness import HostProcess
+from tests.support.change_eval import evaluate_edit, findings_of
 
 RULE = "python/broken-import"
 PKG = {
@@ -33,36 +32,12 @@ def _evaluate(
     comparison: str | None = "introduced",
 ) -> dict[str, Any]:
     """The work tree's change at `gate`; comparison `introduced` (as the apply gate asks) unless
-    *comparison* is None (the host's default, `all`: only module removals are looked for)."""
-    repo = make_repo(tmp_path / "repo", dict(files))
-    for path, text in edits.items():
-        if text is None:
-            (repo / path).unlink()
-        else:
-            write_files(repo, {path: text})
-    git(repo, "add", "-A")  # an untracked file is part of the working change too; this names it
-    host = HostProcess(repo, None).start()
-    try:
-        change = host.call("host/workingChangeset", {})["changeset"]
-        params: dict[str, Any] = {"callSite": "gate", "changeset": change}
-        if comparison:
-            params["comparison"] = comparison
-        result: dict[str, Any] = host.call("host/evaluateChangeset", params, timeout=60)
-        return result
-    finally:
-        assert host.stop() == 0
+    *comparison* is None (the host's default, `all`)."""
+    return evaluate_edit(tmp_path, files, edits, comparison)
 
 
 def _broken(result: dict[str, Any]) -> list[tuple[str, int, str]]:
-    return sorted(
-        (
-            f["diagnostic"]["location"]["path"],
-            f["diagnostic"]["location"]["range"]["start"]["line"],
-            f["diagnostic"]["message"],
-        )
-        for f in result["findings"]
-        if f["diagnostic"]["code"] == RULE
-    )
+    return findings_of(result, RULE)
 
 
 def test_deleting_a_module_an_unchanged_sibling_imports_is_denied(tmp_path: Path) -> None:
