@@ -13,6 +13,7 @@ the call (it raises TypeError when it runs). Imports resolve by the rules of `ch
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,7 +144,19 @@ async def caller_findings(
     degraded = [degradation(SOURCE, "incomplete", w) for w in (missing + missing_more)[:20]]
     introduced = request.comparison == "introduced"
     diagnostics: list[dict[str, Any]] = []
-    files = [(path, known[blob]) for path, blob in sorted(spelling.items()) if blob in known]
+    # every call of a changed function spells its name (`f(`, `m.f(`, or `f` on the import
+    # line of `from m import f as g`): a file that spells none is not parsed (on a release
+    # diff, module names such as `base` or `models` made most of the tree a candidate)
+    spelled = re.compile(
+        rb"\b(?:"
+        + b"|".join(re.escape(n.encode()) for fs in altered.values() for n in fs)
+        + rb")\b"
+    )
+    files = [
+        (path, known[blob])
+        for path, blob in sorted(spelling.items())
+        if blob in known and spelled.search(known[blob])
+    ]
     modules = {path: info.primary for path, info in resolver.after.items()}
     for path, raw in await judged(files, _calls_in, (changed, resolver, modules)):
         bound = bind(raw, path)
