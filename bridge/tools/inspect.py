@@ -46,7 +46,6 @@ from bridge.tools.inspect_text import (
     coverage_text,
     summary,
     unindexed_text,
-    unresolved_answers,
     unresolved_text,
 )
 
@@ -124,12 +123,12 @@ def render(
     truncated = provider_truncated(host_result)
     host = host_page(host_result)
     resumed_host = resume.host if resume is not None else None
+    unresolved = unresolved_text(host_result)  # one line, or none when the symbol resolved
     header = (
         coverage_text(degraded, exhaustive, truncated, resume is not None, page_chars // 4, host)
-        + unresolved_text(host_result)
+        + unresolved
         + unindexed_text(host_result)
     )
-    unresolved = unresolved_answers(host_result) > 0
     offset = resume.offset if resume is not None else 0
     baseline = answer_baseline(host_result)
     # structuredContent holds this page of the answer; a JSON preview in text would only repeat it.
@@ -178,7 +177,7 @@ def render(
             }
         }
         if unresolved:  # a structured-content-only client sees this, not the text
-            bridge_result["inspect"]["symbolNote"] = unresolved_text(host_result)[0]
+            bridge_result["inspect"]["symbolNote"] = unresolved[0]
         paged = page_of(host_result, verb, page.start, len(page.lines))
         text = label.success_text(
             TOOL,

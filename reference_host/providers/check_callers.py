@@ -20,9 +20,9 @@ from typing import Any
 from reference_host.providers.assessment import EvaluateRequest, degradation
 from reference_host.providers.check_calls import Bindings, Signature, calls_of, changed_between
 from reference_host.providers.check_fork import judged
-from reference_host.providers.check_importers import importer_findings
+from reference_host.providers.check_importers import after_state, importer_findings, spelled
 from reference_host.providers.check_imports import ImportWords, Resolver, parse
-from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.check_reads import Target, baseline_files, both_states, read_batched
 from reference_host.providers.check_summary import Summaries
 from reference_host.providers.python_rules import (
     BROKEN_CALL,
@@ -80,7 +80,7 @@ async def across_files(
         got, missing = await read_batched(call.callbacks, list(dict.fromkeys(before)))
         served = {**served, **got}
         degraded += [degradation(SOURCE, "incomplete", f"across files: {w}") for w in missing]
-    changed = [t for t in targets if _both_states(t, served)]  # both rules compare them
+    changed = [t for t in targets if both_states(t, served)]  # both rules compare them
     await kept.summaries.of({b: served[b] for t in changed for b in (t.before, t.after) if b})
     if BROKEN_IMPORT in rules:
         imports = await importer_findings(
@@ -105,19 +105,13 @@ async def caller_findings(
     """(diagnostics, degraded) of the calls this evaluation's change breaks (*served* holds the
     before- and after-state of each changed module)."""
     altered = await _altered(targets, served, kept.summaries)
-    words = kept.words
     if not altered:
         return [], []
     listed = await baseline_files(call.callbacks, request.baseline, PY_GLOBS)
     if listed is None or listed[1]:
         why = "broken-call: workspace/listTree was refused or cut short, callers not checked"
         return [], [degradation(SOURCE, "incomplete", why)]
-    after = dict(listed[0])
-    for t in targets:
-        after.pop(t.before_path, None)
-    for t in targets:
-        if t.after is not None and t.path.endswith(".py"):
-            after[t.path] = t.after
+    after = after_state(listed[0], targets)
     resolver = Resolver(list(listed[0]), list(after))
     changed: Changed = {}
     for path, functions in altered.items():
@@ -128,26 +122,16 @@ async def caller_findings(
     readable = {p: b for p, b in after.items() if grant.allows(p)}
     wanted = {n.encode() for fs in altered.values() for n in fs}
     wanted |= {m.rpartition(".")[2].encode() for m in changed}
-    unknown = [b for b in dict.fromkeys(readable.values()) if words.known(b) is None]
-    got, missing = await read_batched(call.callbacks, [b for b in unknown if b not in served])
-    known = {**served, **got}
-    for blob in unknown:
-        if blob in known:
-            words.learn(blob, known[blob])
-    spelling = {
-        p: b for p, b in readable.items() if p in altered or (words.known(b) or set()) & wanted
-    }
-    more, missing_more = await read_batched(
-        call.callbacks, [b for b in dict.fromkeys(spelling.values()) if b not in known]
-    )
-    known.update(more)
-    degraded = [degradation(SOURCE, "incomplete", w) for w in (missing + missing_more)[:20]]
+    read = await spelled(call.callbacks, readable, kept.words, served, wanted, frozenset(altered))
+    known, spelling = read.known, read.spelling
+    missing = (read.missing + read.missing_more)[:20]
+    degraded = [degradation(SOURCE, "incomplete", why) for why in missing]
     introduced = request.comparison == "introduced"
     diagnostics: list[dict[str, Any]] = []
     # every call of a changed function spells its name (`f(`, `m.f(`, or `f` on the import
     # line of `from m import f as g`): a file that spells none is not parsed (on a release
     # diff, module names such as `base` or `models` made most of the tree a candidate)
-    spelled = re.compile(
+    spelling_a_name = re.compile(
         rb"\b(?:"
         + b"|".join(re.escape(n.encode()) for fs in altered.values() for n in fs)
         + rb")\b"
@@ -155,7 +139,7 @@ async def caller_findings(
     files = [
         (path, known[blob])
         for path, blob in sorted(spelling.items())
-        if blob in known and spelled.search(known[blob])
+        if blob in known and spelling_a_name.search(known[blob])
     ]
     modules = {path: info.primary for path, info in resolver.after.items()}
     for path, raw in await judged(files, _calls_in, (changed, resolver, modules)):
@@ -168,7 +152,7 @@ async def _altered(
     targets: list[Target], served: dict[str, bytes], summaries: Summaries
 ) -> dict[str, dict[str, tuple[Signature, Signature]]]:
     """path -> the functions whose parameters its change altered, from both states' summaries."""
-    pairs = [t for t in targets if _both_states(t, served)]
+    pairs = [t for t in targets if both_states(t, served)]
     known = await summaries.of({b: served[b] for t in pairs for b in (t.before, t.after) if b})
     altered: dict[str, dict[str, tuple[Signature, Signature]]] = {}
     for t in pairs:
@@ -179,19 +163,6 @@ async def _altered(
         if found:
             altered[t.path] = found
     return altered
-
-
-def _both_states(t: Target, served: dict[str, bytes]) -> bool:
-    """A changed module, not moved, whose before- and after-state this evaluation has read."""
-    return bool(
-        t.path.endswith(".py")
-        and t.path == t.before_path
-        and t.before
-        and t.after
-        and t.before != t.after
-        and t.before in served
-        and t.after in served
-    )
 
 
 def _calls_in(

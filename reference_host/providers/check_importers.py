@@ -21,7 +21,12 @@ from reference_host.providers.check_imports import (
     broken_imports,
     parse,
 )
-from reference_host.providers.check_reads import Target, baseline_files, read_batched
+from reference_host.providers.check_reads import (
+    Target,
+    baseline_files,
+    both_states,
+    read_batched,
+)
 from reference_host.providers.check_summary import Summaries, Summary, summarize
 from reference_host.providers.check_uses import (
     Shadows,
@@ -83,13 +88,8 @@ class ImporterScan:
         if listed is None or listed[1]:
             self._degrade("workspace/listTree was refused or cut short, importers not checked")
             return self.out
-        before = dict(listed[0])
-        after = dict(before)
-        for target in self.targets:
-            after.pop(target.before_path, None)
-        for target in self.targets:
-            if target.after is not None and target.path.endswith(".py"):
-                after[target.path] = target.after
+        before = listed[0]
+        after = after_state(before, self.targets)
         resolver = Resolver(list(before), list(after))
         removed = Removed()
         for target in moved:
@@ -112,10 +112,9 @@ class ImporterScan:
         state without one is summarized here)."""
         lost: dict[str, tuple[set[str], set[str]]] = {}
         for t in self.targets:
-            if not (t.path.endswith(".py") and t.path == t.before_path and t.before and t.after):
+            if not both_states(t, served):
                 continue
-            if t.before == t.after or t.before not in served or t.after not in served:
-                continue
+            assert t.before is not None and t.after is not None
             old, new = self._summary(t.before, served), self._summary(t.after, served)
             had, has = old.names, new.names
             if had is not None and has is not None and had - has:
@@ -136,24 +135,6 @@ class ImporterScan:
             self._degrade(
                 f"{len(after) - len(readable)} file(s) outside the read grant not checked"
             )
-        served = dict(known)
-        unknown = [
-            b
-            for b in dict.fromkeys(readable.values())
-            if self.words.known(b) is None and b not in served
-        ]
-        fresh, missing = await read_batched(self.callbacks, unknown)
-        served.update(fresh)
-        for why in missing[:20]:
-            self._degrade(why)
-        for blob in dict.fromkeys(readable.values()):
-            if blob in served and self.words.known(blob) is None:
-                self.words.learn(blob, served[blob])
-        spelling = {
-            path: blob
-            for path, blob in readable.items()
-            if (self.words.known(blob) or frozenset()) & wanted
-        }
         inits = {
             package: after[info.path]
             for package in parents(removed)
@@ -161,13 +142,12 @@ class ImporterScan:
             and info.is_package
             and info.path in after
         }
-        wanted_blobs = [*spelling.values(), *inits.values()]
-        more = [b for b in dict.fromkeys(wanted_blobs) if b not in served]
-        if more:
-            extra, missing = await read_batched(self.callbacks, more)
-            served.update(extra)
-            for why in missing[:20]:
-                self._degrade(why)
+        read = await spelled(
+            self.callbacks, readable, self.words, known, wanted, extra=tuple(inits.values())
+        )
+        served, spelling = read.known, read.spelling
+        for why in read.missing[:20] + read.missing_more[:20]:
+            self._degrade(why)
         shadows: Shadows = {}
         for package, blob in inits.items():
             init = parse(served[blob]) if blob in served else None
@@ -179,6 +159,56 @@ class ImporterScan:
             if self.introduced:
                 found = [{**d, "introduced": True} for d in found]
             self.out.diagnostics.extend(found)
+
+
+def after_state(before: dict[str, str], targets: list[Target]) -> dict[str, str]:
+    """path -> blob of the after-state's Python files: the baseline's (*before*), less what the
+    change moves or deletes, with what it writes."""
+    after = dict(before)
+    for target in targets:
+        after.pop(target.before_path, None)
+    for target in targets:
+        if target.after is not None and target.path.endswith(".py"):
+            after[target.path] = target.after
+    return after
+
+
+@dataclass
+class Spelled:
+    """The files of an after-state whose import lines spell a wanted name, and their bytes."""
+
+    spelling: dict[str, str]  # path -> blob
+    known: dict[str, bytes]  # blob -> bytes: the spelling files', *extra*'s, what was served
+    missing: list[str]  # why a blob read for its import words was not served
+    missing_more: list[str]  # why a spelling (or extra) blob was not served
+
+
+async def spelled(
+    callbacks: HostCallbacks,
+    readable: dict[str, str],
+    words: ImportWords,
+    served: dict[str, bytes],
+    wanted: set[bytes],
+    also: frozenset[str] = frozenset(),
+    extra: tuple[str, ...] = (),
+) -> Spelled:
+    """Read the import words of every file of *readable* not known yet, then the bytes of the
+    files spelling one of *wanted* (and the paths *also*, and the blobs *extra*)."""
+    unknown = [b for b in dict.fromkeys(readable.values()) if words.known(b) is None]
+    got, missing = await read_batched(callbacks, [b for b in unknown if b not in served])
+    known = {**served, **got}
+    for blob in unknown:
+        if blob in known:
+            words.learn(blob, known[blob])
+    spelling = {
+        p: b for p, b in readable.items() if p in also or (words.known(b) or frozenset()) & wanted
+    }
+    more = [b for b in dict.fromkeys([*spelling.values(), *extra]) if b not in known]
+    missing_more: list[str] = []
+    if more:
+        fresh, missing_more = await read_batched(callbacks, more)
+        known.update(fresh)
+    return Spelled(spelling, known, missing, missing_more)
 
 
 def _judge(

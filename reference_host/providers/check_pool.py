@@ -1,28 +1,18 @@
-"""The per-file analysis of a large change on both cores.
+"""The per-file analysis (pyflakes) of a large change on both cores.
 
-pyflakes holds the interpreter lock, so one provider process analyses one file at a time: on
-this 2-core machine the 547 Python files of the Django 5.1.4 -> 5.2.19 release, as one change,
-were 540 done when the gate's 30 s budget ran out, and the evaluation was `indeterminate`. When a
-request has at least `MIN_POOLED` files to analyse that are not in the findings cache, they are
-analysed first by `WORKERS` forked processes, in chunks, in order, and their raw findings go into
-the cache; the evaluation's own loop then reads them from there, exactly as if it had analysed
-them itself (a file a worker could not analyse is left to that loop, which says why).
-
-The workers are forked from this process (the rules, settings and interpreter are the same) and
-read nothing: the bytes come with each chunk. A request cut short stops submitting; what the
-workers hold already finishes and is dropped with the pool.
+pyflakes holds the interpreter lock, so one provider process analyses one file at a time. When a
+request has at least `check_fork.MIN_POOLED` files to analyse that are not in the findings cache,
+they are analysed first on the forked workers (`check_fork.judged`), in chunks, in order, and
+their raw findings go into the cache; the evaluation's own loop then reads them from there,
+exactly as if it had analysed them itself (a file a worker could not analyse is left to that
+loop, which says why). The workers read nothing: the bytes come with each chunk.
 """
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
-import os
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ProcessPoolExecutor
 
-import anyio
-
+from reference_host.providers.check_fork import MIN_POOLED, WORKERS, judged
 from reference_host.providers.check_reads import Target, needed_blobs
 from reference_host.providers.findings_cache import FindingsCache, Job
 from reference_host.providers.python_rules import (
@@ -31,8 +21,6 @@ from reference_host.providers.python_rules import (
     analyse,
 )
 
-MIN_POOLED = 40
-WORKERS = min(2, os.cpu_count() or 1)
 CHUNK = 8
 
 
@@ -54,7 +42,7 @@ def analysis_jobs(
     return list(jobs.values())
 
 
-def _analyse_chunk(chunk: list[Job]) -> list[tuple[Job, list[RawFinding] | None]]:
+def _analyse_chunk(chunk: list[Job], _: None) -> list[tuple[Job, list[RawFinding] | None]]:
     out: list[tuple[Job, list[RawFinding] | None]] = []
     for job in chunk:
         blob, data, max_parameters, init = job
@@ -77,20 +65,13 @@ async def analyse_many(
     todo = cache.missing(jobs)
     if len(todo) < MIN_POOLED or WORKERS < 2:
         return 0
-    pool = ProcessPoolExecutor(
-        WORKERS, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
-    )
-    done = 0
-    try:
-        futures = [
-            pool.submit(_analyse_chunk, todo[i : i + CHUNK]) for i in range(0, len(todo), CHUNK)
-        ]
-        for future in futures:
-            for job, found in await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True):
-                if found is not None:
-                    cache.prime(job, found)
-                    done += 1
-            await progress(done * targets // max(1, len(todo)))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    return done
+
+    async def told(done: int) -> None:
+        await progress(done * targets // len(todo))
+
+    primed = 0
+    for job, found in await judged(todo, _analyse_chunk, None, chunk=CHUNK, progress=told):
+        if found is not None:
+            cache.prime(job, found)
+            primed += 1
+    return primed

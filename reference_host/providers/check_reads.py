@@ -37,6 +37,20 @@ class Target:
     changed: bool = True
 
 
+def both_states(target: Target, served: dict[str, bytes]) -> bool:
+    """A changed Python module, not moved, whose before- and after-state *served* holds: the
+    ones whose change the rules across files compare."""
+    return bool(
+        target.path.endswith(".py")
+        and target.path == target.before_path
+        and target.before
+        and target.after
+        and target.before != target.after
+        and target.before in served
+        and target.after in served
+    )
+
+
 def needed_blobs(target: Target, comparison: str) -> list[tuple[str, str]]:
     """(path, blob) pairs a target must read; empty when nothing can be found or introduced."""
     if target.after is None:

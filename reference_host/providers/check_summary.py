@@ -6,27 +6,21 @@ Telling what a change removed means two parses of every changed module. On a rel
 change (Django 5.1.4 -> 5.2.19 as one change: 540 changed modules) those parses, one after the
 other in the provider's own process, pushed an evaluation that took 13.6 s past the gate's
 30 s budget. Summaries are small, so they are made by forked worker processes when there are
-many (as `check_pool` does for pyflakes) and kept by blob id: a later evaluation of the same
+many (`check_fork`) and kept by blob id: a later evaluation of the same
 states parses nothing.
 """
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-import anyio
-
 from reference_host.providers.check_calls import Signature, plain_functions
+from reference_host.providers.check_fork import judged
 from reference_host.providers.check_imports import parse, top_level_names
-from reference_host.providers.check_pool import MIN_POOLED, WORKERS
 from reference_host.providers.check_uses import literal_all
 
 _KEPT = 20_000
-CHUNK = 16
 
 
 @dataclass(frozen=True)
@@ -56,7 +50,7 @@ def summarize(data: bytes) -> Summary:
     )
 
 
-def _summarize_chunk(chunk: list[tuple[str, bytes]]) -> list[tuple[str, Summary]]:
+def _summarize_chunk(chunk: list[tuple[str, bytes]], _: None) -> list[tuple[str, Summary]]:
     return [(blob, summarize(data)) for blob, data in chunk]
 
 
@@ -81,26 +75,6 @@ class Summaries:
         """The summary of each blob of *blobs* (id -> bytes), made where it is missing: in a
         worker thread for a few, on the worker processes for many."""
         todo = [(b, d) for b, d in blobs.items() if self.get(b) is None]
-        if len(todo) >= MIN_POOLED and WORKERS > 1:
-            made = await _pooled(todo)
-        else:
-            made = await anyio.to_thread.run_sync(_summarize_chunk, todo, abandon_on_cancel=True)
-        for blob, summary in made:
+        for blob, summary in await judged(todo, _summarize_chunk, None):
             self.put(blob, summary)
         return {b: s for b in blobs if (s := self.get(b)) is not None}
-
-
-async def _pooled(todo: list[tuple[str, bytes]]) -> list[tuple[str, Summary]]:
-    pool = ProcessPoolExecutor(
-        WORKERS, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
-    )
-    made: list[tuple[str, Summary]] = []
-    try:
-        futures = [
-            pool.submit(_summarize_chunk, todo[i : i + CHUNK]) for i in range(0, len(todo), CHUNK)
-        ]
-        for future in futures:
-            made += await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    return made

@@ -215,9 +215,9 @@ class Evaluation:
                 )
         targets = await self._targets()
         await self._analyse(targets, set(covered_rules))
-        changed, words = self._changed_targets(), self.provider.across
+        changed, kept = self._changed_targets(), self.provider.across
         found, left = await across_files(
-            self.call, request, changed, words, self.served, covered_rules
+            self.call, request, changed, kept, self.served, covered_rules
         )
         self.out.diagnostics.extend(found)
         self.out.degraded.extend(left)

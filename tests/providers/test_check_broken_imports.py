@@ -25,15 +25,7 @@ PKG = {
 }
 
 
-def _evaluate(
-    tmp_path: Path,
-    files: dict[str, str],
-    edits: dict[str, str | None],
-    comparison: str | None = "introduced",
-) -> dict[str, Any]:
-    """The work tree's change at `gate`; comparison `introduced` (as the apply gate asks) unless
-    *comparison* is None (the host's default, `all`)."""
-    return evaluate_edit(tmp_path, files, edits, comparison)
+_evaluate = evaluate_edit  # comparison `introduced` (the apply gate's) unless given None
 
 
 def _broken(result: dict[str, Any]) -> list[tuple[str, int, str]]:
