@@ -80,6 +80,20 @@ async def launch(
     )
 
 
+def release_pipes(process: Any) -> None:
+    """Close the pipes of a *process* that `launch` started and that has been killed and waited.
+
+    Closing anyio's streams does not close the event loop's transport behind them, and a pipe stays
+    open while anything else holds its other end: a provider's child that escaped its group, or a
+    worker still busy when the provider exited. Such a transport would be closed only when
+    collected, after the loop has ended, and print "Event loop is closed" as the host exits.
+    """
+    inner = getattr(process, "_process", None)  # anyio's asyncio backend: asyncio's Process
+    transport = getattr(inner, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
 def _limit(kind: int, value: int) -> None:
     """Lower soft and hard limit to *value* (never raise one the host itself runs under)."""
     _, hard = resource.getrlimit(kind)

@@ -38,7 +38,7 @@ from reference_host.coverage import validation_summary
 from reference_host.sessions.building import watch_working_request
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
-from reference_host.sessions.confine import launch
+from reference_host.sessions.confine import launch, release_pipes
 from reference_host.sessions.stderr import StderrTail
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
@@ -378,6 +378,7 @@ class ProviderSession:
                 if stream is not None:
                     with contextlib.suppress(Exception):
                         await stream.aclose()
+            release_pipes(self.process)
 
     async def shutdown(self, grace: float = 1.0) -> None:
         """Polite `shutdown` + `exit`, then kill whatever is left (0.1: close stdin, terminate)."""
