@@ -15,9 +15,9 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from asp_protocol.jsonrpc import JsonRpcEndpoint, WireEvent
 from asp_protocol.pipes import LoopReceiveStream, LoopSendStream
+from asp_protocol.proctree import descendants, end_tree, sweep_orphans
 from host_client.ring import ByteRing
 from host_client.settings import HostClientSettings
-from host_client.tree import descendants, end_tree, sweep_orphans
 
 _LIVE: set[int] = set()  # pids of the hosts this process runs (never swept as orphans)
 
@@ -73,7 +73,7 @@ async def spawn(
             stderr=PIPE,
             cwd=str(settings.cwd),
             env=settings.env,
-            start_new_session=True,  # its own group: ended as a whole (host_client/tree.py)
+            start_new_session=True,  # its own group: ended as a whole (asp_protocol/proctree.py)
         )
     except BaseException:
         os.close(write_end)
@@ -149,7 +149,7 @@ async def supervise(instance: HostInstance, grace: float) -> int | None:
 
 async def stop(instance: HostInstance, grace: float) -> None:
     """Close the host's stdin (a polite host exits at EOF), then terminate, then kill; then end
-    every process it started, directly or not (found while it is alive, see host_client/tree.py)."""
+    every process it started, directly or not (found while it is alive, see asp_protocol/proctree.py)."""
     process = instance.process
     if process.returncode is not None:
         end_tree(process.pid, [])

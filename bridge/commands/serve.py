@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         from bridge.http import check_exposure
 
         check_exposure(settings)  # before anything starts
-    from host_client.tree import become_subreaper
+    from asp_protocol.proctree import become_subreaper
 
     become_subreaper()  # this process's only children are hosts: what they orphan comes back here
     if settings.transport == "stdio":

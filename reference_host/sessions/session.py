@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Literal
@@ -23,6 +22,7 @@ from pydantic import Field, ValidationError
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint
+from asp_protocol.proctree import descendants, end_tree
 from asp_protocol.vocabulary import (
     HEALTH_REASONS,
     LEGACY_ROLE,
@@ -364,14 +364,19 @@ class ProviderSession:
 
     # -- shutdown -------------------------------------------------------------------------------
 
-    async def kill(self) -> None:
+    async def kill(self, known: list[tuple[int, int]] | None = None) -> None:
         """Stop the process now (a hung or hostile provider gets no grace), with its whole group
-        (which may outlive a leader that already exited)."""
+        (which may outlive a leader that already exited) and what left the group while the
+        leader lived (asp_protocol/proctree.py): *known*, walked before the leader was asked to
+        exit, since a leader already gone can no longer be walked."""
         if self.process is None:
             return
         with anyio.CancelScope(shield=True):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            alive = self.process.returncode is None
+            end_tree(
+                self.process.pid,
+                [*(known or []), *(descendants(self.process.pid) if alive else [])],
+            )
             with anyio.move_on_after(2):
                 await self.process.wait()
             for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
@@ -382,11 +387,12 @@ class ProviderSession:
 
     async def shutdown(self, grace: float = 1.0) -> None:
         """Polite `shutdown` + `exit`, then kill whatever is left (0.1: close stdin, terminate)."""
+        known = descendants(self.process.pid) if self.process is not None else []
         if self.profile is not None:
             if self.alive:
                 self.state = "shutting-down"
             await end_quietly(self.process, self.endpoint, grace)
-            await self.kill()
+            await self.kill(known)
             return
         if self.alive and self.endpoint is not None:
             self.state = "shutting-down"
@@ -397,4 +403,4 @@ class ProviderSession:
                 except (AspError, ConnectionClosed, RequestTimeout):
                     pass
                 await self.exited.wait()
-        await self.kill()
+        await self.kill(known)

@@ -1,5 +1,5 @@
-"""`asp-host serve` ends cleanly when its client goes away, even while something it did not start
-directly still holds a provider's pipes (here a provider's child that escaped its group)."""
+"""`asp-host serve` ends cleanly when its client goes away: a provider's child that escaped its
+process group and still holds the provider's pipes is ended with it, and nothing is printed."""
 
 from __future__ import annotations
 
@@ -9,13 +9,23 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
 from tests.support.gitrepo import write_files
+from tests.support.host_harness import running
 from tests.support.host_scenarios import one_provider, prepare
+
+
+def _gone(pid: int) -> bool:
+    """SIGKILL lands asynchronously: wait (bounded) until *pid* is gone or a zombie."""
+    deadline = time.monotonic() + 10
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not running(pid)
 
 
 def _call(stdin: IO[bytes], stdout: IO[bytes], key: int, method: str, params: Any) -> Any:
@@ -31,8 +41,8 @@ def _call(stdin: IO[bytes], stdout: IO[bytes], key: int, method: str, params: An
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fake's escaped child")
 def test_the_host_exits_quietly_while_a_providers_child_holds_its_pipes(tmp_path: Path) -> None:
-    """Before the fix the host exited 0 but printed a traceback ("Event loop is closed") from a
-    provider pipe left open by the escaped child, closed only after the loop had ended."""
+    """Before the fix the host exited 0, left the child running and printed a traceback ("Event
+    loop is closed") from the provider pipe it held open, closed only after the loop had ended."""
     pid_file = tmp_path / "provider-pids"
     repo, trusted, _ = prepare(tmp_path, one_provider("forks-child", pid_file=str(pid_file)))
     write_files(repo, {"src/app.py": "VALUE = 9\n"})
@@ -54,6 +64,7 @@ def test_the_host_exits_quietly_while_a_providers_child_holds_its_pipes(tmp_path
         text = stderr.decode("utf-8", "replace")
         assert host.returncode == 0, text[-2000:]
         assert "Exception ignored" not in text and "Event loop is closed" not in text, text[-2000:]
+        assert _gone(escaped[0]), "the provider's escaped child outlived the host"
     finally:
         if host.poll() is None:
             host.kill()

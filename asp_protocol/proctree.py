@@ -1,10 +1,11 @@
-"""The host's whole process tree, found and ended: nothing the bridge started outlives it.
+"""A child's whole process tree, found and ended: nothing a bridge or a host started outlives it.
 
-The host runs in its own session and process group. Its children that stay in that group die with
-`killpg`; children that start their own group (the reference host's providers do) are found
-through `/proc` (each process's parent and group) while the host is still alive, because once it
-exits they are re-parented and no longer look like ours. Linux only; elsewhere the tree is just
-the host's group.
+Shared by the bridge's host client (a host process) and the reference host (a provider process).
+The child runs in its own session and process group. Its children that stay in that group die with
+`killpg`; children that start their own group (the reference host's providers do, and a hostile
+provider may) are found through `/proc` (each process's parent and group) while the child is still
+alive, because once it exits they are re-parented and no longer look like its. Linux only;
+elsewhere the tree is just the child's group.
 
 A host that dies on its own cannot be walked any more; a bridge process that owns its hosts
 (`asp-mcp-bridge serve`) therefore makes itself a child subreaper, so what such a host leaves
@@ -64,7 +65,7 @@ def descendants(root: int) -> list[tuple[int, int]]:
 
 def end_tree(leader: int, tree: list[tuple[int, int]]) -> None:
     """SIGKILL the leader's process group, then every process of *tree* and its group — never the
-    bridge's own group. Processes already gone are skipped."""
+    caller's own group. Processes already gone are skipped."""
     own = os.getpgrp()
     groups = {leader} | {group for _, group in tree}
     for group in groups - {own}:
