@@ -80,13 +80,35 @@ async def launch(
     )
 
 
-def release_pipes(process: Any) -> None:
-    """Close the pipes of a *process* that `launch` started and that has been killed and waited.
+async def end(process: Any, known: list[tuple[int, int]]) -> None:
+    """SIGKILL a process `launch` started, with its group and every descendant that left the group
+    (*known*, walked before it was asked to exit, and what is under it now if it still runs: once
+    it has exited they can no longer be found; asp_protocol/proctree.py), then close its pipes."""
+    import contextlib
 
-    Closing anyio's streams does not close the event loop's transport behind them, and a pipe stays
-    open while anything else holds its other end: a provider's child that escaped its group, or a
-    worker still busy when the provider exited. Such a transport would be closed only when
-    collected, after the loop has ended, and print "Event loop is closed" as the host exits.
+    import anyio
+
+    from asp_protocol.proctree import descendants, end_tree
+
+    with anyio.CancelScope(shield=True):
+        alive = process.returncode is None
+        end_tree(process.pid, [*known, *(descendants(process.pid) if alive else [])])
+        with anyio.move_on_after(2):
+            await process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    await stream.aclose()
+        _release_pipes(process)
+
+
+def _release_pipes(process: Any) -> None:
+    """Close the event loop's transport behind a killed and waited *process*.
+
+    Closing anyio's streams does not close it, and a pipe stays open while anything else holds its
+    other end: a provider's child that escaped its group, or a worker still busy when the provider
+    exited. Such a transport would be closed only when collected, after the loop has ended, and
+    print "Event loop is closed" as the host exits.
     """
     inner = getattr(process, "_process", None)  # anyio's asyncio backend: asyncio's Process
     transport = getattr(inner, "_transport", None)

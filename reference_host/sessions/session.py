@@ -8,7 +8,6 @@ blobs of the session's baseline and the current changeset in its read grant (`ca
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import uuid
@@ -22,7 +21,7 @@ from pydantic import Field, ValidationError
 from asp_protocol import ASP_LEGACY_PROTOCOL_VERSION
 from asp_protocol.errors import AspError, ConnectionClosed, ErrorCode, RequestTimeout
 from asp_protocol.jsonrpc import JsonRpcEndpoint
-from asp_protocol.proctree import descendants, end_tree
+from asp_protocol.proctree import descendants
 from asp_protocol.vocabulary import (
     HEALTH_REASONS,
     LEGACY_ROLE,
@@ -38,7 +37,7 @@ from reference_host.coverage import validation_summary
 from reference_host.sessions.building import watch_working_request
 from reference_host.sessions.callbacks import CallbackServer, EvaluationScope
 from reference_host.sessions.compat_v01 import LegacyProfile, end_quietly
-from reference_host.sessions.confine import launch, release_pipes
+from reference_host.sessions.confine import end, launch
 from reference_host.sessions.stderr import StderrTail
 from reference_host.trust.grants import narrow_read
 from reference_host.trust.manifests import InstalledProvider
@@ -365,25 +364,10 @@ class ProviderSession:
     # -- shutdown -------------------------------------------------------------------------------
 
     async def kill(self, known: list[tuple[int, int]] | None = None) -> None:
-        """Stop the process now (a hung or hostile provider gets no grace), with its whole group
-        (which may outlive a leader that already exited) and what left the group while the
-        leader lived (asp_protocol/proctree.py): *known*, walked before the leader was asked to
-        exit, since a leader already gone can no longer be walked."""
-        if self.process is None:
-            return
-        with anyio.CancelScope(shield=True):
-            alive = self.process.returncode is None
-            end_tree(
-                self.process.pid,
-                [*(known or []), *(descendants(self.process.pid) if alive else [])],
-            )
-            with anyio.move_on_after(2):
-                await self.process.wait()
-            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-                if stream is not None:
-                    with contextlib.suppress(Exception):
-                        await stream.aclose()
-            release_pipes(self.process)
+        """Stop the process now (a hung or hostile provider gets no grace) with its whole tree;
+        *known* is what was found under it before it was asked to exit (`confine.end`)."""
+        if self.process is not None:
+            await end(self.process, known or [])
 
     async def shutdown(self, grace: float = 1.0) -> None:
         """Polite `shutdown` + `exit`, then kill whatever is left (0.1: close stdin, terminate)."""
