@@ -39,20 +39,29 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+@lru_cache(maxsize=256)
+def _union(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern matching what any of *globs* matches (None for none): a path is tried in one
+    regex call, not one per glob. Each alternative keeps its own end anchor."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{glob_regex(g).pattern})" for g in globs), re.DOTALL)
+
+
 class ReadGrant:
     """The granted read scope: a path is readable when an include glob matches and no `!` glob does."""
 
     def __init__(self, globs: Iterable[str]) -> None:
-        patterns = [g for g in globs if isinstance(g, str)]
-        self.globs = tuple(patterns)
-        self._include = [glob_regex(g) for g in patterns if not g.startswith("!")]
-        self._exclude = [glob_regex(g[1:]) for g in patterns if g.startswith("!")]
+        patterns = tuple(g for g in globs if isinstance(g, str))
+        self.globs = patterns
+        self._include = _union(tuple(g for g in patterns if not g.startswith("!")))
+        self._exclude = _union(tuple(g[1:] for g in patterns if g.startswith("!")))
 
     def allows(self, path: str) -> bool:
         path = path.lstrip("/")
-        if not any(rx.match(path) for rx in self._include):
+        if self._include is None or self._include.match(path) is None:
             return False
-        return not any(rx.match(path) for rx in self._exclude)
+        return self._exclude is None or self._exclude.match(path) is None
 
 
 def snapshot_only_access(

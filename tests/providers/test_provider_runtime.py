@@ -6,11 +6,13 @@ Also unit tests for the read-grant globs and strict configuration normalization 
 
 from __future__ import annotations
 
+import random
+
 import anyio
 import pytest
 
 from asp_protocol.errors import AspError
-from asp_protocol.grants import ReadGrant
+from asp_protocol.grants import ReadGrant, glob_regex
 from reference_host.providers.configuration import Setting, resolve_configuration
 from tests.support.definitions import assert_valid
 from tests.support.provider_host import (
@@ -161,6 +163,30 @@ def test_read_grant_globs() -> None:
     assert ReadGrant(["**"]).allows("any/path/at/all")
     assert not ReadGrant(["src/*.py"]).allows("src/sub/x.py")
     assert ReadGrant(["src/?.py"]).allows("src/a.py")
+
+
+def test_read_grant_matches_as_its_globs_one_by_one() -> None:
+    """The grant tries a path against all its globs in one regex: it must answer as matching them
+    one at a time does (an include matches, no exclusion does), for every mix of globs."""
+    rng = random.Random(7)
+    parts = ["src", "a", "b.py", ".env", "x.txt", "sub", "**", "*", "?.py", "*.py", ".env.*"]
+    paths = ["/".join(rng.choice(parts[:6]) for _ in range(rng.randint(1, 4))) for _ in range(300)]
+    paths += ["src", "src/", "/src/a.py", "a\nb.py", "", ".env", "deep/.env.local"]
+    for _ in range(200):
+        globs = [
+            ("!" if rng.random() < 0.3 else "")
+            + "/".join(rng.choice(parts) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(0, 4))
+        ]
+        grant = ReadGrant(globs)
+        include = [glob_regex(g) for g in globs if not g.startswith("!")]
+        exclude = [glob_regex(g[1:]) for g in globs if g.startswith("!")]
+        for path in paths:
+            bare = path.lstrip("/")
+            one_by_one = any(rx.match(bare) for rx in include) and not any(
+                rx.match(bare) for rx in exclude
+            )
+            assert grant.allows(path) is one_by_one, (globs, path)
 
 
 def test_configuration_is_strict_and_normalized() -> None:
