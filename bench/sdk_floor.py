@@ -1,6 +1,6 @@
 """The SDK's own floor for one `tools/call` (not a test): an SDK server doing no work at all.
 
-    python bench/sdk_floor.py RESULT.json [--transport loop|sdk|raw]
+    python bench/sdk_floor.py RESULT.json [--transport loop|sdk|raw] [--hop HOST ARGS...]
 
 An `MCPServer` with one async tool, `asp_status`, that answers every call with the same
 `CallToolResult`, read once from *RESULT.json* (bench/bridge_bench.py writes there a result the
@@ -14,6 +14,13 @@ as the bridge is served; `--transport sdk` on the SDK's `stdio_server` (worker t
 `--transport raw` is the same answer without the SDK: each request line is parsed and answered
 with the result's JSON, its id put in, on the event loop's pipes. The difference between the raw
 and the `loop` rows is what the SDK itself costs per call for a result of that size.
+
+`--hop HOST ARGS...` (with the `loop` transport) makes the tool do the one thing no bridge can
+skip before it answers: send `host/status` to the host it started (the command after `--hop`)
+and wait for the reply line, matched by id with nothing checked, decoded or labelled. Its added
+latency over the native call is the least any bridge on this SDK can add per call (the issue-14
+latency target is measured the same way): the extra stdio hop, the SDK's own work and one host
+round trip from inside a tool.
 """
 
 from __future__ import annotations
@@ -28,12 +35,39 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
+from pydantic_core import from_json
 
 from bridge.dispatch import ToolDispatch
 from bridge.wire_result import text_result
 
 
-def build(result: dict[str, Any]) -> MCPServer[Any]:
+class Hop:
+    """One host subprocess asked `host/status` over its pipes; a reply is matched by id only."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.ids = 0
+        self.waiting: dict[int, asyncio.Future[bytes]] = {}
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        while line := await self.process.stdout.readline():
+            future = self.waiting.pop(from_json(line).get("id"), None)
+            if future is not None and not future.done():
+                future.set_result(line)
+
+    async def status(self) -> None:
+        self.ids += 1
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self.waiting[self.ids] = future
+        assert self.process.stdin is not None
+        self.process.stdin.write(
+            b'{"jsonrpc":"2.0","id":%d,"method":"host/status","params":{}}\n' % self.ids
+        )
+        await future
+
+
+def build(result: dict[str, Any], hop: Hop | None = None) -> MCPServer[Any]:
     """The server, driven as the bridge drives the SDK: its `tools/call` handler
     (bridge/dispatch.py) and a result the SDK does not dump again (bridge/wire_result.py)."""
     server: MCPServer[Any] = MCPServer("sdk-floor")
@@ -46,6 +80,8 @@ def build(result: dict[str, Any]) -> MCPServer[Any]:
     )
 
     async def same_answer() -> CallToolResult:
+        if hop is not None:
+            await hop.status()
         return answer
 
     server.add_tool(same_answer, name="asp_status", description="The same result every call.")
@@ -53,7 +89,25 @@ def build(result: dict[str, Any]) -> MCPServer[Any]:
     return server
 
 
-async def serve(server: MCPServer[Any], transport: str) -> None:
+async def serve(result: dict[str, Any], transport: str, hop_argv: list[str]) -> None:
+    hop = None
+    if hop_argv:
+        process = await asyncio.create_subprocess_exec(
+            *hop_argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        hop = Hop(process)
+        reading = asyncio.ensure_future(hop.read())
+    server = build(result, hop)
+    try:
+        await _serve(server, transport)
+    finally:
+        if hop is not None:
+            reading.cancel()
+            hop.process.kill()
+            await hop.process.wait()
+
+
+async def _serve(server: MCPServer[Any], transport: str) -> None:
     lowlevel = server._lowlevel_server
     options = lowlevel.create_initialization_options()
     if transport == "sdk":
@@ -86,12 +140,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("result", type=Path)
     parser.add_argument("--transport", choices=("loop", "sdk", "raw"), default="loop")
+    parser.add_argument("--hop", nargs=argparse.REMAINDER, default=[], help="HOST ARGS...")
     args = parser.parse_args()
     result = json.loads(args.result.read_text(encoding="utf-8"))
     if args.transport == "raw":
         asyncio.run(echo(result))
         return
-    anyio.run(serve, build(result), args.transport)
+    anyio.run(serve, result, args.transport, args.hop)
 
 
 if __name__ == "__main__":
