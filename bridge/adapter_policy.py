@@ -178,6 +178,11 @@ class AdapterPolicyGate:
 
     async def check(self, client: HostClient, surface: Surface) -> str | None:
         """A refusal naming the policy, or None. Refusals are always based on a fresh read."""
+        policy = self._policy
+        if policy is not None and refusal(policy, surface) is None:
+            # allowed by the policy in hand: no read, so no lock (the lock only keeps reads
+            # and the refusal's fresh re-read from overlapping); every tool call passes here
+            return None
         async with self._lock:
             if self._policy is None:
                 self._policy = await self._read(client)

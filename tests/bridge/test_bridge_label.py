@@ -124,6 +124,24 @@ def test_fence_cannot_be_closed_by_the_data() -> None:
     assert "\x1b" not in raw and "\u202e" not in raw and "red" in raw
 
 
+def test_fence_nonces_never_repeat() -> None:
+    """Nonces come from a pool of OS random bytes refilled as it runs out: across several
+    refills, from worker threads too, every fence still gets its own 12-hex-digit nonce."""
+    import concurrent.futures
+
+    def nonces(count: int) -> list[str]:
+        return [
+            fence_text("x", label="L", string_limit=9, total_limit=9).split()[2]
+            for _ in range(count)
+        ]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        seen = [n for batch in pool.map(nonces, [700] * 4) for n in batch]
+    seen += nonces(1500)
+    assert len(seen) == len(set(seen)) == 4300
+    assert all(len(n) == 12 and int(n, 16) >= 0 for n in seen)
+
+
 def test_total_cap_and_key_cap() -> None:
     value = {"k" * 300: ["v" * 300] * 50}
     capped = cap_strings(value, 10)
