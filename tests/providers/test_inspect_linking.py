@@ -99,7 +99,9 @@ def test_the_tables_are_those_of_resolving_every_use_again(
 ) -> None:
     reused = _linked(False, monkeypatch)
 
-    def link_each(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> None:
+    def link_each(
+        index: PythonIndex, entries: list[FileEntry], cores: int = 1, graph: object = None
+    ) -> None:
         for entry in entries:
             link_file(index, entry, reuse=False)
 

@@ -13,7 +13,7 @@ from reference_host.providers.pyindex.facts import parse_facts
 from reference_host.providers.pyindex.walk import Handler, Handlers, generic
 
 # every node type with a written-out walk, each holding uses in every field the walk visits
-SOURCE = b'''
+SOURCE = b"""
 import os
 from pkg import helper, Thing
 
@@ -37,7 +37,7 @@ async def run(items, key=helper.default()):
     finally:
         yield from helper.cleanup(items)
     return helper.result(total, flag, pairs, table, text), -helper.negative(total)
-'''
+"""
 
 
 def _generic_only() -> Handlers:

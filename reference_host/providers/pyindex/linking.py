@@ -135,8 +135,14 @@ def _owners(index: PythonIndex, path: str) -> Callable[[int], str]:
     return owner
 
 
-def link_file(index: PythonIndex, entry: FileEntry, reuse: bool = True) -> None:
-    """Resolve every use and import of one file into `index.links`; without *reuse*, every use
+def link_file(
+    index: PythonIndex,
+    entry: FileEntry,
+    reuse: bool = True,
+    imports: list[Ref] | None = None,
+) -> None:
+    """Resolve every use of one file into `index.links`, then record its imports: *imports*,
+    the references `link_imports` returned for it, or resolved now. Without *reuse*, every use
     is resolved again even where its chain was resolved in the same scope before (the tests
     compare both)."""
     links, path = index.links, entry.path
@@ -184,6 +190,17 @@ def link_file(index: PythonIndex, entry: FileEntry, reuse: bool = True) -> None:
         else:
             edge = "depends-on"
         links.add_ref(new_ref(owner(scope), intern(target[1]), edge, path, span))
+    for ref in link_imports(index, entry) if imports is None else imports:
+        links.add_ref(ref)
+
+
+def link_imports(index: PythonIndex, entry: FileEntry) -> list[Ref]:
+    """Resolve the imports of one file: the module dependencies go into `index.links` now (the
+    import graph `impact` reads), the references are returned, for `link_file` to record after
+    the file's uses, where they have always been."""
+    links, path = index.links, entry.path
+    owner = _owners(index, path)
+    refs: list[Ref] = []
     for imp in entry.facts.imports:
         absname = index.absolute_module(path, imp.module, imp.level)
         if absname is None:
@@ -195,7 +212,7 @@ def link_file(index: PythonIndex, entry: FileEntry, reuse: bool = True) -> None:
         if imp.name is None:
             links.add_dep(path, last, imp.type_only, whole=True)
             if last is not None:
-                links.add_ref(new_ref(source, last, "imports", path, imp.span))
+                refs.append(new_ref(source, last, "imports", path, imp.span))
             continue
         if imp.name == "*":
             continue
@@ -206,4 +223,5 @@ def link_file(index: PythonIndex, entry: FileEntry, reuse: bool = True) -> None:
             links.add_dep(path, target[1], imp.type_only, whole=True)
         else:
             links.add_dep(path, split_id(target[1])[0], imp.type_only)
-        links.add_ref(new_ref(source, intern(target[1]), "imports", path, imp.span))
+        refs.append(new_ref(source, intern(target[1]), "imports", path, imp.span))
+    return refs
