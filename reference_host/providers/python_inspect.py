@@ -42,7 +42,7 @@ from reference_host.providers.pyindex.diskcache import DEFAULT_MAX_BYTES as DEFA
 from reference_host.providers.pyindex.diskcache import FactCache
 from reference_host.providers.pyindex.early import early_answer, seeds
 from reference_host.providers.pyindex.engine import BlobMismatch, Listing
-from reference_host.providers.pyindex.impact import impact
+from reference_host.providers.pyindex.impact import impact, unchanged
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.modules import module_names
 from reference_host.providers.pyindex.options import DEFAULT_WAIT_S, build_options, build_parser
@@ -199,7 +199,10 @@ class PythonInspectProvider(ProviderRuntime):
         deadline = anyio.current_time() + self.builds.wait
         args = (listing.key, listing.tree, listing.truncated, report, listing.unnamable)
         try:
-            prepared = await self.builds.prepared(*args, until_read=words is not None)
+            from_graph = request.verb == "impact" and unchanged(request.params["changeset"])
+            prepared = await self.builds.prepared(
+                *args, until_read=words is not None, graph=from_graph
+            )
         except AspError as error:
             build = self.builds.reading(listing.key) if error.message == INDEXING else None
             if build is None or words is None:

@@ -32,6 +32,7 @@ from reference_host.providers.pyindex.engine import (
 )
 from reference_host.providers.pyindex.facts import ModuleFacts
 from reference_host.providers.pyindex.forklink import in_child
+from reference_host.providers.pyindex.graph import linked
 from reference_host.providers.pyindex.index import PythonIndex
 from reference_host.providers.pyindex.indexcache import load_links, store_links
 from reference_host.providers.pyindex.linking import Links
@@ -138,6 +139,10 @@ class Build:
         # an early answer knows the index will not come from the cache
         self.index_uncached: bool | None = None
         self.part: Any = None  # early.Part, made by the first early answer
+        # the index being linked, once its import graph is whole (an `impact` that reads only
+        # that is answered from it, the answer the finished index gives), and when it is
+        self.graph: Prepared | None = None
+        self.graph_ready = anyio.Event()
 
     def advance(self, size: int) -> None:
         """*size* more blobs read (parsed, loaded from the cache, or refused)."""
@@ -263,10 +268,12 @@ class Builds:
         *,
         until_read: bool = False,
         wait: float | None = None,
+        graph: bool = False,
     ) -> Prepared:
         """The finished index of *tree*, waiting at most `wait` seconds (or *wait*) for a running
-        build, and with *until_read* no longer than until it has read its tree; raises the
-        retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
+        build, and with *until_read* no longer than until it has read its tree; with *graph*, the
+        index still being linked once its import graph is whole (`Build.graph`) will do. Raises
+        the retryable "indexing" refusal (with the progress in its detail) when it is not ready."""
         build = self._builds.get(key)
         if build is None or (build.done.is_set() and build.prepared is None):
             build = Build(tree, truncated, unnamable)
@@ -285,13 +292,18 @@ class Builds:
                 while not build.done.is_set():
                     if until_read and self.reading(key) is build:
                         break
+                    if graph and build.graph is not None:
+                        break
                     early = until_read and not build.seen.read.is_set()
+                    other = build.seen.read if early else build.graph_ready if graph else build.done
                     with anyio.move_on_after(0.5):
-                        await _first(build.done, build.seen.read if early else build.done)
+                        await _first(build.done, other)
                     if not build.done.is_set():
                         await report(*build.progress())
         if build.prepared is not None:
             return build.prepared
+        if graph and build.graph is not None:
+            return build.graph
         if build.error is not None:
             raise build.error
         raise AspError(
@@ -305,7 +317,7 @@ class Builds:
                 build.prepared = await self._build(build)
             build.done.set()  # answer from it now; the cache is written behind
             build.seen.release()
-            build.part = None
+            build.part = build.graph = None
             if self.cache is not None:
                 await anyio.to_thread.run_sync(write_behind, self.cache, CacheWrite(build))
         except (ProtocolViolation, BlobMismatch) as exc:
@@ -328,7 +340,7 @@ class Builds:
         finally:
             build.done.set()
             build.seen.release()
-            build.part = None
+            build.part = build.graph = None
 
     async def _build(self, build: Build) -> Prepared:
         assert self._callbacks is not None
@@ -362,11 +374,21 @@ class Builds:
             loaded.append(links is not None)
             return links
 
-        index = await anyio.to_thread.run_sync(self.engine.index, readable, cached, PARSE_WORKERS)
+        hits = build.seen.cached
+
+        def graph(index: PythonIndex) -> None:
+            build.graph = Prepared(
+                index, readable, unreadable, build.truncated, hits, False, build.unnamable
+            )
+
+        index = await linked(
+            lambda told: self.engine.index(readable, cached, PARSE_WORKERS, told),
+            graph,
+            build.graph_ready,
+        )
         if loaded == [False]:  # resolved here: kept for the next provider, behind the answer
             build.fresh_links = (self.engine.tree_key(readable), index.links)
         log.info("indexed %d files (%d unreadable)", len(readable), len(unreadable))
-        hits = build.seen.cached
         return Prepared(
             index, readable, unreadable, build.truncated, hits, loaded == [True], build.unnamable
         )

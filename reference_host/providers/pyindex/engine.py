@@ -175,12 +175,14 @@ class InspectEngine:
         tree: Mapping[str, str],
         cached: Callable[[str], Links | None] | None = None,
         cores: int = 1,
+        graph: Callable[[PythonIndex], None] | None = None,
     ) -> PythonIndex:
         """The index of *tree*; every blob must have been added (see `missing`). When it is not
         in memory, *cached* may supply its resolved tables by the tree's key (`tree_key`);
-        otherwise they are resolved in up to *cores* processes (forklink.py)."""
+        otherwise they are resolved in up to *cores* processes (forklink.py), and *graph* is
+        given the index once its import graph is whole, before its uses are linked."""
         with self._mutex:
-            return self._index(tree, cached, cores)
+            return self._index(tree, cached, cores, graph)
 
     @staticmethod
     def tree_key(tree: Mapping[str, str]) -> str:
@@ -188,7 +190,11 @@ class InspectEngine:
         return digest(sorted(tree.items()))
 
     def _index(
-        self, tree: Mapping[str, str], cached: Callable[[str], Links | None] | None, cores: int
+        self,
+        tree: Mapping[str, str],
+        cached: Callable[[str], Links | None] | None,
+        cores: int,
+        graph: Callable[[PythonIndex], None] | None = None,
     ) -> PythonIndex:
         key = self.tree_key(tree)
         found = self._indexes.get(key)
@@ -203,7 +209,7 @@ class InspectEngine:
                 raise KeyError(f"no content for {blob} ({path})")
             files[path] = (blob, facts)
         links = cached(key) if cached is not None else None
-        built = PythonIndex(files, links=links, cores=cores)
+        built = PythonIndex(files, links=links, cores=cores, graph=graph)
         self.stats["indexBuilds" if links is None else "indexLoads"] += 1
         self._indexes[key] = built
         while len(self._indexes) > self.max_indexes:

@@ -7,8 +7,6 @@ name resolution across modules happens later, in `index.py`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from typing import Any
 
 __all__ = [
     "LOCAL",
@@ -41,7 +39,15 @@ from reference_host.providers.pyindex.factmodel import (
     Uses,
 )
 from reference_host.providers.pyindex.flow import FlowVisitors
-from reference_host.providers.pyindex.recorder import Recorder
+from reference_host.providers.pyindex.recorder import BASE, CALL, DECORATOR, LOAD, Recorder
+from reference_host.providers.pyindex.walk import (
+    CONSTANT,
+    Handler,
+    Handlers,
+    generic,
+    nothing,
+    written_out,
+)
 
 
 class _Collector(Recorder, FlowVisitors):
@@ -84,28 +90,19 @@ class _Collector(Recorder, FlowVisitors):
 
     # -- traversal -------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
-        try:
-            handler = _HANDLERS[type(node)]
-        except KeyError:
-            handler = _HANDLERS[type(node)] = _handler(type(node))
-        handler(self, node)
+        _HANDLERS[type(node)](self, node)
 
     def visit_many(self, nodes: list[ast.stmt] | list[ast.expr]) -> None:
         handlers = _HANDLERS
         for node in nodes:
-            if type(node) is ast.Constant:
-                continue
-            handler = handlers.get(type(node))
-            if handler is None:
-                self.visit(node)
-            else:
-                handler(self, node)
+            if type(node) is not CONSTANT:
+                handlers[type(node)](self, node)
 
     def _decorators(self, decorators: list[ast.expr]) -> None:
         for deco in decorators:
             chain, root = split_chain(deco) if not isinstance(deco, ast.Call) else (None, None)
             if chain is not None:
-                self.use(chain, "decorator", deco)
+                self.use(chain, DECORATOR, deco)
                 if root is not None:
                     self.visit_Call(root)
             else:
@@ -168,7 +165,7 @@ class _Collector(Recorder, FlowVisitors):
             chain, root = split_chain(base)
             if chain is not None and root is None:
                 bases.append(chain)
-                self.use(chain, "base", base)
+                self.use(chain, BASE, base)
             else:
                 self.visit(base)
         for keyword in node.keywords:
@@ -290,14 +287,14 @@ class _Collector(Recorder, FlowVisitors):
 
     def visit_Name(self, node: ast.Name) -> None:
         if type(node.ctx) is ast.Load:
-            self.use((node.id,), "load", node)
+            self.use((node.id,), LOAD, node)
         else:
             self.bind(node.id, LOCAL)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         chain, root = split_chain(node) if type(node.ctx) is ast.Load else (None, None)
         if chain is not None:
-            self.use(chain, "load", node)
+            self.use(chain, LOAD, node)
             if root is not None:
                 self.visit_Call(root)
         else:
@@ -306,7 +303,7 @@ class _Collector(Recorder, FlowVisitors):
     def visit_Call(self, node: ast.Call) -> None:
         chain, root = split_chain(node.func)
         if chain is not None:
-            self.use(chain, "call", node.func)
+            self.use(chain, CALL, node.func)
             if root is not None:
                 self.visit_Call(root)
         else:
@@ -326,42 +323,18 @@ class _Collector(Recorder, FlowVisitors):
         self.visit_many(node.body)
 
 
-# Fields that hold no uses: contexts and operators are childless nodes, the rest plain values.
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "id", "attr", "arg", "level"})
-
-
-def _nothing(collector: _Collector, node: ast.AST) -> None:
-    """Constants, contexts, operators, `pass`: nothing to record, nothing below."""
-
-
-def _handler(kind: type) -> Callable[[_Collector, Any], None]:
-    """How the collector visits a node type: its `visit_` method, else a walk of the fields
-    that may hold expressions or statements, in field order (the order uses are recorded in).
-    Handlers are unbound functions kept per type, not bound methods on the instance: those
-    would make a reference cycle, and parse workers run without the cyclic collector."""
+def _handler(kind: type) -> Handler:
+    """How the collector visits a node type: its `visit_` method, else a walk of its fields
+    (walk.py)."""
     method = getattr(_Collector, "visit_" + kind.__name__, None)
     if method is not None:
         return method  # type: ignore[no-any-return]
-    fields = tuple(name for name in getattr(kind, "_fields", ()) if name not in _LEAF_FIELDS)
-    if kind is ast.Constant or not fields:
-        return _nothing
-
-    def walk(collector: _Collector, node: ast.AST, fields: tuple[str, ...] = fields) -> None:
-        handlers = _HANDLERS
-        for name in fields:
-            value = getattr(node, name, None)
-            for item in value if type(value) is list else (value,):
-                if isinstance(item, ast.AST) and type(item) is not ast.Constant:
-                    handler = handlers.get(type(item))
-                    if handler is None:
-                        collector.visit(item)
-                    else:
-                        handler(collector, item)
-
-    return walk
+    return _WRITTEN.get(kind) or generic(kind, _HANDLERS)
 
 
-_HANDLERS: dict[type, Callable[[_Collector, Any], None]] = {}
+_HANDLERS = Handlers(_handler)
+_WRITTEN = written_out(_HANDLERS)
+_HANDLERS[type(None)] = nothing
 
 
 def parse_facts(blob: str, data: bytes) -> ModuleFacts:

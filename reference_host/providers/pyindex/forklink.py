@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from reference_host.providers.pyindex.indexcache import decode, encode
-from reference_host.providers.pyindex.linking import link_file
+from reference_host.providers.pyindex.linking import Ref, link_file, link_imports
 
 if TYPE_CHECKING:
     from reference_host.providers.pyindex.index import FileEntry, PythonIndex
@@ -42,12 +42,23 @@ CHILD_GRACE_S = 10.0
 CHILD_GRACE_FACTOR = 2.0
 
 
-def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> None:
+def link_files(
+    index: PythonIndex,
+    entries: list[FileEntry],
+    cores: int = 1,
+    graph: Callable[[PythonIndex], None] | None = None,
+) -> None:
     """Link *entries* (in order) into `index.links`, in two processes when *cores* > 1, the tree
-    is large enough and the platform forks."""
+    is large enough and the platform forks. Every file's imports are resolved first, here: the
+    import graph is then whole, and *graph* is told so (an `impact` that reads nothing else can
+    be answered while the uses are linked); their references are recorded after each file's
+    uses, as linking every file in turn records them."""
+    imports = {entry.path: link_imports(index, entry) for entry in entries}
+    if graph is not None:
+        graph(index)
     uses = [len(entry.facts.uses) for entry in entries]
     if cores < 2 or sum(uses) < SPLIT_MIN_USES or not hasattr(os, "fork"):
-        _link(index, entries)
+        _link(index, entries, imports)
         return
     half, seen = int(sum(uses) * OWN_SHARE), 0
     cut = len(entries)
@@ -65,19 +76,19 @@ def link_files(index: PythonIndex, entries: list[FileEntry], cores: int = 1) -> 
         os.close(reader)
         os.close(writer)
         log.info("cannot fork a linking helper (%s): linking in turn", exc)
-        _link(index, entries)
+        _link(index, entries, imports)
         return
     if child == 0:  # pragma: no cover - runs in the forked child, which never returns
-        _child(index, second, reader, writer)
+        _child(index, second, imports, reader, writer)
     os.close(writer)
     started = time.monotonic()
-    _link(index, first)
+    _link(index, first, imports)
     grace = max(CHILD_GRACE_S, CHILD_GRACE_FACTOR * (time.monotonic() - started))
     data = child_output(child, reader, grace)
     part = decode(_PART, data) if data is not None else None
     if part is None:
         log.info("linking helper failed: linking its half in turn")
-        _link(index, second)
+        _link(index, second, imports)
     else:
         index.links.absorb(part)
 
@@ -144,20 +155,30 @@ def _detach_wire() -> None:
     os.close(null)
 
 
-def _link(index: PythonIndex, entries: Iterable[FileEntry]) -> None:
+def _link(index: PythonIndex, entries: Iterable[FileEntry], imports: dict[str, list[Ref]]) -> None:
     for entry in entries:
-        link_file(index, entry)
+        link_file(index, entry, imports=imports.pop(entry.path))
 
 
-def _child(index: PythonIndex, entries: list[FileEntry], reader: int, writer: int) -> None:
-    """The forked child: link *entries* into its copy of the (still empty) tables, write them,
-    exit without cleanup (the parent's threads, event loop and pipes to the host are not this
-    process's to touch)."""
+def _child(
+    index: PythonIndex,
+    entries: list[FileEntry],
+    imports: dict[str, list[Ref]],
+    reader: int,
+    writer: int,
+) -> None:
+    """The forked child: link *entries* into its copy of the tables (no reference yet; the
+    import graph, which the parent has, is left out of what it sends), write them, exit without
+    cleanup (the parent's threads, event loop and pipes to the host are not this process's to
+    touch)."""
     code = 70
     try:
         os.close(reader)
         _detach_wire()
-        _link(index, entries)
+        links = index.links
+        for table in (links.deps, links.rdeps, links.module_rdeps, links.type_rdeps):
+            table.clear()
+        _link(index, entries, imports)
         data = encode(_PART, index.links)
         with os.fdopen(writer, "wb") as pipe:
             pipe.write(data)

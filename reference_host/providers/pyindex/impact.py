@@ -75,6 +75,19 @@ def _fresh_module_node(index: PythonIndex, path: str, facts: ModuleFacts | None)
     }
 
 
+def unchanged(changeset: dict[str, Any]) -> bool:
+    """Whether every change of *changeset* names the same blob before and after (an impact of
+    `paths`): no definition changes, so `impact` reads no reference, only the files and the
+    import graph (the answer an index gives once its imports are linked, graph.py)."""
+    changes = changeset.get("changes") or ()
+    return bool(changes) and all(
+        change.get("kind") == "modify"
+        and isinstance(change.get("before"), str)
+        and change.get("before") == change.get("after")
+        for change in changes
+    )
+
+
 def _in_scope(path: str, scope: Any, changed: set[str]) -> bool:
     if scope == "changeset":
         return path in changed

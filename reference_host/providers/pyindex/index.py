@@ -9,6 +9,7 @@ a class call or annotated with a class, and names assigned once from another nam
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reference_host.providers.pyindex.chains import CALL
@@ -48,10 +49,12 @@ class PythonIndex:
         names: dict[str, ModuleName] | None = None,
         links: Links | None = None,
         cores: int = 1,
+        graph: Callable[[PythonIndex], None] | None = None,
     ) -> None:
         """*names*: the module names of a larger tree these files belong to (one file's index);
         *links*: the resolved tables of this very tree, read back from the persistent cache;
-        *cores*: how many processes may resolve its uses (forklink.py)."""
+        *cores*: how many processes may resolve its uses (forklink.py); *graph*: told when the
+        import graph is whole, before the uses are linked (not when *links* are given)."""
         names = module_names(files) if names is None else names
         self.files: dict[str, FileEntry] = {}
         self.modules: dict[str, list[tuple[str, bool]]] = defaultdict(list)
@@ -80,7 +83,7 @@ class PythonIndex:
         self.unresolved = self.links.unresolved
         self.unresolved_at = self.links.unresolved_at
         if links is None:
-            link_files(self, list(self.files.values()), cores)
+            link_files(self, list(self.files.values()), cores, graph)
             self.forget_resolutions()
 
     def hold(self, path: str, blob: str, facts: ModuleFacts, name: ModuleName | None) -> FileEntry:

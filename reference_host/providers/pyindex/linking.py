@@ -20,7 +20,7 @@ from reference_host.providers.pyindex.factmodel import KIND_CODES, Span, shared_
 from reference_host.providers.pyindex.unresolved import MAX_EXAMPLES, note_unresolved
 
 if TYPE_CHECKING:
-    from reference_host.providers.pyindex.index import FileEntry, PythonIndex
+    from reference_host.providers.pyindex.index import FileEntry, PythonIndex, Target
 
 
 CALL_USE, BASE_USE = KIND_CODES["call"], KIND_CODES["base"]
@@ -135,8 +135,16 @@ def _owners(index: PythonIndex, path: str) -> Callable[[int], str]:
     return owner
 
 
-def link_file(index: PythonIndex, entry: FileEntry) -> None:
-    """Resolve every use and import of one file into `index.links`."""
+def link_file(
+    index: PythonIndex,
+    entry: FileEntry,
+    reuse: bool = True,
+    imports: list[Ref] | None = None,
+) -> None:
+    """Resolve every use of one file into `index.links`, then record its imports: *imports*,
+    the references `link_imports` returned for it, or resolved now. Without *reuse*, every use
+    is resolved again even where its chain was resolved in the same scope before (the tests
+    compare both)."""
     links, path = index.links, entry.path
     owner = _owners(index, path)
     uses = entry.facts.uses
@@ -145,9 +153,20 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
     chains, spans = uses.chains, list(shared_numbers(uses.spans))
     columns = zip(uses.scopes, uses.kinds, uses.chain_of, strict=True)
     through: list[str] = []
+    # what a chain resolved to in a scope, for the uses that repeat it (42% of Salt's): the
+    # resolution reads only the tree and the index's memos, whose answer to a question asked
+    # again is the answer they gave, so it is the same each time
+    resolved: dict[tuple[int, int], tuple[Target | None, int, tuple[str, ...]]] = {}
     for at, (scope, kind, number) in enumerate(columns):
         chain = chains[number]
-        target, consumed = index.resolve_chain(path, scope, chain, 0, through)
+        known = resolved.get((scope, number))
+        if known is None:
+            target, consumed = index.resolve_chain(path, scope, chain, 0, through)
+            if reuse:
+                resolved[scope, number] = (target, consumed, tuple(through))
+        else:
+            target, consumed, passed = known
+            through.extend(passed)
         size = len(chain)
         if consumed < size and size > 1:  # one bare name: no attribute left unresolved
             note_unresolved(index, path, scope, chain, kind == CALL_USE, spans[4 * at], consumed)
@@ -171,6 +190,17 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
         else:
             edge = "depends-on"
         links.add_ref(new_ref(owner(scope), intern(target[1]), edge, path, span))
+    for ref in link_imports(index, entry) if imports is None else imports:
+        links.add_ref(ref)
+
+
+def link_imports(index: PythonIndex, entry: FileEntry) -> list[Ref]:
+    """Resolve the imports of one file: the module dependencies go into `index.links` now (the
+    import graph `impact` reads), the references are returned, for `link_file` to record after
+    the file's uses, where they have always been."""
+    links, path = index.links, entry.path
+    owner = _owners(index, path)
+    refs: list[Ref] = []
     for imp in entry.facts.imports:
         absname = index.absolute_module(path, imp.module, imp.level)
         if absname is None:
@@ -182,7 +212,7 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
         if imp.name is None:
             links.add_dep(path, last, imp.type_only, whole=True)
             if last is not None:
-                links.add_ref(new_ref(source, last, "imports", path, imp.span))
+                refs.append(new_ref(source, last, "imports", path, imp.span))
             continue
         if imp.name == "*":
             continue
@@ -193,4 +223,5 @@ def link_file(index: PythonIndex, entry: FileEntry) -> None:
             links.add_dep(path, target[1], imp.type_only, whole=True)
         else:
             links.add_dep(path, split_id(target[1])[0], imp.type_only)
-        links.add_ref(new_ref(source, intern(target[1]), "imports", path, imp.span))
+        refs.append(new_ref(source, intern(target[1]), "imports", path, imp.span))
+    return refs

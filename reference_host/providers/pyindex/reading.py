@@ -174,21 +174,28 @@ async def read_facts(
         for part in [*chunks(first), *chunks(rest)]:
             submit(part)
 
-    def adopt(entries: list[tuple[str, bytes]]) -> None:
-        for (_blob, entry), facts in zip(entries, unpack_chunk(entries), strict=True):
-            out[facts.blob] = engine.add_parsed(facts)
-            if fresh is not None:
-                fresh.append(facts)
-                if encoded is not None:
-                    encoded[facts.blob] = entry
+    def adopt(done: list[Future[list[tuple[str, bytes]]]]) -> None:
+        """Unpack finished chunks, in the order they were sent (waiting for the first)."""
+        for future in done:
+            entries = future.result()
+            for (_blob, entry), facts in zip(entries, unpack_chunk(entries), strict=True):
+                out[facts.blob] = engine.add_parsed(facts)
+                if fresh is not None:
+                    fresh.append(facts)
+                    if encoded is not None:
+                        encoded[facts.blob] = entry
 
     async def harvest(everything: bool) -> None:
-        """Unpack the chunks the workers finished (all of them, waiting, when *everything*)."""
+        """Unpack the chunks the workers finished (all of them, waiting, when *everything*):
+        the first waited for and every finished one after it in one hop to a thread, since a
+        hop per chunk cost this process as much as unpacking them."""
         while pending and (everything or pending[0].done()):
-            future = pending.pop(0)
-            parts.pop(future, None)
-            entries = await anyio.to_thread.run_sync(future.result)
-            await anyio.to_thread.run_sync(adopt, entries)
+            done = [pending.pop(0)]
+            while pending and pending[0].done():
+                done.append(pending.pop(0))
+            for future in done:
+                parts.pop(future, None)
+            await anyio.to_thread.run_sync(adopt, done)
 
     failed: Exception | None = None
     try:

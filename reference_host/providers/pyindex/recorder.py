@@ -12,6 +12,8 @@ import hashlib
 
 from reference_host.providers.pyindex.factmodel import KIND_CODES, Span, Uses
 
+CALL, LOAD, BASE, DECORATOR = (KIND_CODES[k] for k in ("call", "load", "base", "decorator"))
+
 
 class Recorder:
     """Positions of one blob's nodes and the uses recorded so far (the collector's base)."""
@@ -57,13 +59,14 @@ class Recorder:
         return hashlib.blake2b(text, digest_size=12).hexdigest()
 
     # -- uses ------------------------------------------------------------------------------
-    def use(self, chain: tuple[str, ...], kind: str, node: ast.expr) -> None:
+    def use(self, chain: tuple[str, ...], kind: int, node: ast.expr) -> None:
+        """Record a use of *chain* (*kind*: a code of `USE_KINDS`) spanning *node*."""
         number = self.known_chains.get(chain)
         if number is None:
             number = self.known_chains[chain] = len(self.chains)
             self.chains.append(chain)
         self.use_scopes.append(self.scope)
-        self.use_kinds.append(KIND_CODES[kind])
+        self.use_kinds.append(kind)
         line, col = node.lineno, node.col_offset  # `span` inline: most names are a use
         end_line = node.end_lineno or line
         wide = self.wide
