@@ -17,7 +17,7 @@ and the `loop` rows is what the SDK itself costs per call for a result of that s
 
 `--hop HOST ARGS...` (with the `loop` transport) makes the tool do the one thing no bridge can
 skip before it answers: send `host/status` to the host it started (the command after `--hop`)
-and wait for the reply line, matched by id with nothing checked, decoded or labelled. Its added
+and wait for the reply line, parsed only to find its id (nothing checked or labelled). Its added
 latency over the native call is the least any bridge on this SDK can add per call (the issue-14
 latency target is measured the same way): the extra stdio hop, the SDK's own work and one host
 round trip from inside a tool.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,27 +42,38 @@ from bridge.dispatch import ToolDispatch
 from bridge.wire_result import text_result
 
 
-class Hop:
-    """One host subprocess asked `host/status` over its pipes; a reply is matched by id only."""
+class Hop(asyncio.Protocol):
+    """One host subprocess asked `host/status` over its pipes, read and written on the event loop
+    as the bridge's host client does: each reply line is matched by id and settles its waiter in
+    the pipe's read callback, with nothing else done to it."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
         self.ids = 0
-        self.waiting: dict[int, asyncio.Future[bytes]] = {}
+        self.waiting: dict[int, asyncio.Future[None]] = {}
+        self.buffer = b""
+        self.writer: asyncio.WriteTransport | None = None
 
-    async def read(self) -> None:
-        assert self.process.stdout is not None
-        while line := await self.process.stdout.readline():
+    async def connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self.process.stdout is not None and self.process.stdin is not None
+        await loop.connect_read_pipe(lambda: self, self.process.stdout)
+        self.writer, _ = await loop.connect_write_pipe(asyncio.Protocol, self.process.stdin)
+
+    def data_received(self, data: bytes) -> None:
+        lines = (self.buffer + data).split(b"\n")
+        self.buffer = lines.pop()
+        for line in lines:
             future = self.waiting.pop(from_json(line).get("id"), None)
             if future is not None and not future.done():
-                future.set_result(line)
+                future.set_result(None)
 
     async def status(self) -> None:
         self.ids += 1
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting[self.ids] = future
-        assert self.process.stdin is not None
-        self.process.stdin.write(
+        assert self.writer is not None
+        self.writer.write(
             b'{"jsonrpc":"2.0","id":%d,"method":"host/status","params":{}}\n' % self.ids
         )
         await future
@@ -92,19 +104,14 @@ def build(result: dict[str, Any], hop: Hop | None = None) -> MCPServer[Any]:
 async def serve(result: dict[str, Any], transport: str, hop_argv: list[str]) -> None:
     hop = None
     if hop_argv:
-        process = await asyncio.create_subprocess_exec(
-            *hop_argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
-        hop = Hop(process)
-        reading = asyncio.ensure_future(hop.read())
-    server = build(result, hop)
+        hop = Hop(subprocess.Popen(hop_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+        await hop.connect()
     try:
-        await _serve(server, transport)
+        await _serve(build(result, hop), transport)
     finally:
         if hop is not None:
-            reading.cancel()
             hop.process.kill()
-            await hop.process.wait()
+            hop.process.wait()
 
 
 async def _serve(server: MCPServer[Any], transport: str) -> None:
