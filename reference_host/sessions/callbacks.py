@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 
 from asp_protocol.errors import AspError, ErrorCode
+from asp_protocol.grants import ReadGrant
 from asp_protocol.jsonrpc import JsonRpcEndpoint, RequestContext
 from reference_host.providers.memory import HOST_HEAP
-from reference_host.trust.grants import in_grant
 
 log = logging.getLogger("reference_host.sessions.session")
 
@@ -119,15 +119,18 @@ class CallbackServer:
         ):
             raise AspError(ErrorCode.INVALID_PARAMS, "globs and paths must be arrays of strings")
         index, links = await anyio.to_thread.run_sync(_listing_of, scope)
+        # each matcher built once: the listing asks them for every path of the tree
+        granted = ReadGrant(self.grant)
+        wanted = ReadGrant(globs) if globs is not None else None
         entries = []
         for path in sorted(index):
-            if not in_grant(path, self.grant):
+            if not granted.allows(path):
                 continue
             if paths is not None and not any(
                 path == p or path.startswith(p.rstrip("/") + "/") for p in paths
             ):
                 continue
-            if globs is not None and not in_grant(path, list(globs)):
+            if wanted is not None and not wanted.allows(path):
                 continue
             kind = "symlink" if path in links else "file"
             entries.append({"path": path, "blobId": index[path], "kind": kind})
@@ -144,6 +147,7 @@ class CallbackServer:
             raise AspError(
                 ErrorCode.SCOPE_DENIED, f"at most {MAX_BLOBS_PER_READ} blobs per readBlob"
             )
+        granted = ReadGrant(self.grant)
         for identity in blobs:
             paths = set(scope.referenced.get(identity, ())) or set(
                 await scope.baseline_paths(identity)
@@ -154,7 +158,7 @@ class CallbackServer:
                     "blob is not part of this session's baseline or changeset",
                     detail=identity[:80],
                 )
-            if not any(in_grant(p, self.grant) for p in paths):
+            if not any(granted.allows(p) for p in paths):
                 raise AspError(
                     ErrorCode.SCOPE_DENIED, "blob is outside the read grant", detail=identity[:80]
                 )
