@@ -116,6 +116,15 @@ class BlobReader:
                     self._links.pop(next(iter(self._links)))
         return found
 
+    def knows(self, sha1: str) -> bool:
+        """Whether the blob id of *sha1* is known (`ids_of` reads nothing for it)."""
+        return sha1 in self._sha1_to_blob
+
+    def adopt(self, sha1: str, data: bytes) -> None:
+        """Record *data* as the bytes of blob *sha1*: the caller checked that git's sha1 of
+        them is *sha1* (workcopies.py)."""
+        self._remember(sha1, data, True)
+
     def sha1_for(self, identity: str) -> str | None:
         return self._blob_to_sha1.get(identity)
 

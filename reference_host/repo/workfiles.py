@@ -25,6 +25,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -183,6 +184,33 @@ class WorkFiles:
         except (OSError, ValueError):
             return None
         return data if len(data) <= cap else None
+
+    def read_each(self, paths: Iterable[str], limit: int) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) of each of *paths* that is a regular file inside the workspace of at
+        most *limit* bytes; the rest are skipped. A symlink (as the file, `O_NOFOLLOW`) or a
+        fifo (`O_NONBLOCK`, then not a regular file) is never followed or waited on."""
+        seen: dict[str, bool] = {}
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        for path in paths:
+            full = self._inside(path, seen)
+            if full is None:
+                continue
+            try:
+                fd = os.open(full, flags)
+            except (OSError, ValueError):
+                continue
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                    continue
+                with open(fd, "rb", closefd=False) as handle:
+                    data = handle.read(limit + 1)
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            if len(data) <= limit:
+                yield path, data
 
     def walk(self) -> tuple[dict[str, str], dict[str, str]]:
         """path -> blob id of every file under the root but any `.git` (a plain directory's

@@ -39,6 +39,7 @@ from reference_host.repo.gitstatus import (
     filtered_paths,
     parse_status,
 )
+from reference_host.repo.workcopies import identify_copies
 from reference_host.repo.workfiles import MAX_BLOB_BYTES, Taken, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
@@ -160,9 +161,7 @@ class Workspace:
         return self.runner.run(*args, stdin=stdin)
 
     def _tree_of(self, commit: str | None) -> str:
-        if commit is None:
-            return EMPTY_TREE
-        return self.blobs.tree_of(commit)
+        return EMPTY_TREE if commit is None else self.blobs.tree_of(commit)
 
     def tree_entries(self, tree: str) -> dict[str, tuple[str, str]]:
         """path -> (mode, git sha1) of every blob in *tree* (cached; trees are immutable)."""
@@ -300,7 +299,8 @@ class Workspace:
         """path -> blob id of the committed snapshot (`{rev}`)."""
         if state.tree is None:
             return self.plain_files()
-        entries = self.tree_entries(state.tree)
+        entries = self.tree_entries(state.tree)  # most blobs are their work-tree copies' bytes
+        identify_copies(self.blobs, self.files, ((p, m, s) for p, (m, s) in entries.items()))
         ids = self.blob_ids_of([sha1 for _, sha1 in entries.values()])
         return {
             path: ids[sha1]

@@ -38,6 +38,8 @@ def test_a_long_list_is_read_by_two_git_processes_into_the_same_ids(
     files: dict[str, str | bytes] = {f"m{n}.py": f"N = {n}\n" for n in range(9)}
     files["big.bin"] = b"\0" * 4096
     repo = make_repo(tmp_path / "repo", files)
+    for name in files:  # every work-tree copy differs from HEAD: git must read every blob
+        (repo / name).write_bytes(b"# edited\n")
     single = Workspace(repo)
     expected = single.head_index(single.state())
     monkeypatch.setattr(gitblobs, "_SPLIT_AT", 4)
