@@ -1,6 +1,7 @@
 """Inspect on real PyPI packages through the real host (issue 15) — a plain script, not a test.
 
     python bench/inspect_real.py [--package django==5.2.19] [--runs 25] [--cache DIR]
+        [--cold-verbs] [--cold-builds N]
 
 For each package: the sdist is downloaded once with pip (`--no-deps --no-binary :all:`) into the
 cache (default `~/.cache/asp-bench`, outside the repository, never committed), extracted and
@@ -16,6 +17,10 @@ real `asp-python-inspect` subprocess. Figures:
   back); the cache lives in `<cache>/index-cache`;
 * with `--cold-verbs`, the same per verb in a new host each (the cache emptied): the first
   complete answer of that verb asked first, and when the whole index answered;
+* with `--cold-builds N`, N new hosts (the cache emptied) asked only for the whole index: the
+  median, least and most seconds (one build varies by about a fifth from run to run on this
+  2-vCPU machine), and the floor beside them: two processes that only `ast.parse` the package's
+  Python files, about half the bytes each;
 * warm p50/p90 per verb through the host (`symbols`/`references`/`callers` of one file's names,
   `impact` of one module), and the largest page in bytes, once the provider has written its cache
   (the steady state); apart from them, the p50 of `references` asked right after the first build,
@@ -33,7 +38,11 @@ figures): `python bench/inspect_profile.py --package django==5.2.19` (same repos
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
+import gc
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -42,6 +51,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -239,25 +249,66 @@ def whole_index(package: str) -> dict[str, Any]:
     return ask("callees", symbol=f"{path}::{method}")
 
 
+@contextlib.asynccontextmanager
+async def cold_host(root: Path) -> AsyncIterator[HostContext]:
+    """A new host (and, on its first query, a new provider) with the provider's cache emptied."""
+    shutil.rmtree(Path(os.environ[CACHE_ENV]), ignore_errors=True)
+    ctx = build_context(root, None, "advisory")
+    async with anyio.create_task_group() as tg:
+        ctx.supervisor.attach(tg)
+        try:
+            yield ctx
+        finally:
+            with anyio.CancelScope(shield=True):
+                await ctx.supervisor.shutdown_all()
+            tg.cancel_scope.cancel()
+
+
 async def cold_per_verb(root: Path, package: str) -> dict[str, tuple[float, float]]:
     """Per verb, in a new host and provider with the cache emptied each time: (seconds to the
     first complete answer of that verb asked first, seconds until the whole index answered)."""
     out = {}
     for verb, query in cold_queries(package).items():
-        shutil.rmtree(Path(os.environ[CACHE_ENV]), ignore_errors=True)
-        ctx = build_context(root, None, "advisory")
-        async with anyio.create_task_group() as tg:
-            ctx.supervisor.attach(tg)
-            try:
-                started = time.perf_counter()
-                first = await first_complete(ctx, query, started)
-                whole = await first_complete(ctx, whole_index(package), started)
-                out[verb] = (first, whole)
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await ctx.supervisor.shutdown_all()
-                tg.cancel_scope.cancel()
+        async with cold_host(root) as ctx:
+            started = time.perf_counter()
+            first = await first_complete(ctx, query, started)
+            out[verb] = (first, await first_complete(ctx, whole_index(package), started))
     return out
+
+
+async def cold_builds(root: Path, package: str, builds: int) -> list[float]:
+    """Seconds from the first query of a new host, the cache emptied, to the whole index's
+    first answer with nothing else asked — *builds* times, since one build's time varies by a
+    fifth from run to run on this machine."""
+    out = []
+    for _ in range(builds):
+        async with cold_host(root) as ctx:
+            out.append(await first_complete(ctx, whole_index(package), time.perf_counter()))
+    return out
+
+
+def _parse_only(blobs: list[bytes]) -> None:
+    for data in blobs:
+        with contextlib.suppress(SyntaxError, ValueError):
+            ast.parse(data)
+
+
+def parse_floor(root: Path) -> float:
+    """Wall seconds for two processes to `ast.parse` the tree's Python blobs, about half the
+    bytes each, and do nothing else: what an index built on CPython's own parser costs at the
+    least on this machine and Python (no facts collected, nothing sent, nothing linked)."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "*.py"], cwd=root, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    blobs = {(root / os.fsdecode(path)).read_bytes() for path in listing if path}
+    halves: list[list[bytes]] = [[], []]
+    for data in sorted(blobs, key=len, reverse=True):
+        min(halves, key=lambda half: sum(map(len, half))).append(data)
+    context = multiprocessing.get_context("fork")
+    started = time.perf_counter()
+    with context.Pool(2, initializer=gc.disable) as pool:
+        pool.map(_parse_only, halves)
+    return time.perf_counter() - started
 
 
 async def cache_written(index_cache: Path, limit_s: float = 60.0) -> None:
@@ -287,7 +338,9 @@ async def run_host(root: Path, package: str, runs: int) -> dict[str, Any]:
     return result
 
 
-async def run_package(spec: str, cache: Path, runs: int, per_verb: bool) -> dict[str, Any]:
+async def run_package(
+    spec: str, cache: Path, runs: int, per_verb: bool, builds: int
+) -> dict[str, Any]:
     root = work_tree(prepared_repo(spec, cache))
     modules = int(
         subprocess.run(
@@ -303,6 +356,8 @@ async def run_package(spec: str, cache: Path, runs: int, per_verb: bool) -> dict
     verbs = await cold_per_verb(root, package) if per_verb else {}
     return {
         "cold_verbs": verbs,
+        "cold_builds": await cold_builds(root, package, builds),
+        "parse_floor_s": parse_floor(root) if builds else None,
         "package": spec,
         "modules": modules,
         **result,
@@ -360,6 +415,14 @@ def report(rows: list[dict[str, Any]]) -> None:
                 f"{row['package']}: cold, {verb} asked first: complete after {first:.1f} s "
                 f"(whole index {whole:.1f} s)"
             )
+        if row["cold_builds"]:
+            times = row["cold_builds"]
+            print(
+                f"{row['package']}: cold, whole index with nothing else asked, {len(times)} "
+                f"builds: median {statistics.median(times):.1f} s (min {min(times):.1f}, max "
+                f"{max(times):.1f}); two processes only running ast.parse on its Python files: "
+                f"{row['parse_floor_s']:.1f} s"
+            )
         print(
             f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
             f"{row['provider_rss']:.0f} MiB (provider peak {row['provider_peak']:.0f} MiB)"
@@ -379,9 +442,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also a cold host per verb: its first complete answer when asked first",
     )
+    parser.add_argument(
+        "--cold-builds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N cold hosts asked only for the whole index (median, min, max), and the "
+        "ast.parse floor",
+    )
     args = parser.parse_args(argv)
     rows = [
-        anyio.run(run_package, spec, args.cache, args.runs, args.cold_verbs)
+        anyio.run(run_package, spec, args.cache, args.runs, args.cold_verbs, args.cold_builds)
         for spec in args.package or DEFAULT_PACKAGES
     ]
     report(rows)
