@@ -203,8 +203,8 @@ class WorkFiles:
                 info = os.fstat(fd)
                 if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
                     continue
-                with open(fd, "rb", closefd=False) as handle:
-                    data = handle.read(limit + 1)
+                with open(fd, "rb", closefd=False) as handle:  # a byte past the size: it grew
+                    data = handle.read(info.st_size + 1)
             except OSError:
                 continue
             finally:
