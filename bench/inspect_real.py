@@ -253,6 +253,13 @@ def whole_index(package: str) -> dict[str, Any]:
 async def cold_host(root: Path) -> AsyncIterator[HostContext]:
     """A new host (and, on its first query, a new provider) with the provider's cache emptied."""
     shutil.rmtree(Path(os.environ[CACHE_ENV]), ignore_errors=True)
+    async with new_host(root) as ctx:
+        yield ctx
+
+
+@contextlib.asynccontextmanager
+async def new_host(root: Path) -> AsyncIterator[HostContext]:
+    """A host as `asp-host serve` builds it, in this process, shut down with its providers."""
     ctx = build_context(root, None, "advisory")
     async with anyio.create_task_group() as tg:
         ctx.supervisor.attach(tg)
@@ -325,16 +332,9 @@ async def cache_written(index_cache: Path, limit_s: float = 60.0) -> None:
 
 
 async def run_host(root: Path, package: str, runs: int) -> dict[str, Any]:
-    ctx = build_context(root, None, "advisory")
-    async with anyio.create_task_group() as tg:
-        ctx.supervisor.attach(tg)
-        try:
-            result = await measure(ctx, root, package, runs)
-            await cache_written(Path(os.environ[CACHE_ENV]))
-        finally:
-            with anyio.CancelScope(shield=True):
-                await ctx.supervisor.shutdown_all()
-            tg.cancel_scope.cancel()
+    async with new_host(root) as ctx:
+        result = await measure(ctx, root, package, runs)
+        await cache_written(Path(os.environ[CACHE_ENV]))
     return result
 
 

@@ -12,10 +12,12 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import IO
 
 from reference_host.repo.git import GitRunner, GitUnusable
-from reference_host.repo.workfiles import CHUNK, hash_stream
+from reference_host.repo.workcopies import WorkCopies
+from reference_host.repo.workfiles import CHUNK, WorkFiles, hash_stream
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # A snapshot reads every blob once for its id and a provider's index build reads it again right
@@ -35,9 +37,13 @@ def _read_exact(stream: IO[bytes], size: int) -> bytes:
 class BlobReader:
     """Trees and blobs of one repository, cached (trees and blobs are immutable)."""
 
-    def __init__(self, runner: GitRunner, max_blob_bytes: int) -> None:
+    def __init__(
+        self, runner: GitRunner, max_blob_bytes: int, files: WorkFiles | None = None
+    ) -> None:
         self.runner = runner
         self.max_blob_bytes = max_blob_bytes
+        # blobs found as work-tree copies: read there again (and checked again), not held here
+        self.copies = WorkCopies(files, max_blob_bytes) if files is not None else None
         self._lock = threading.Lock()
         self._commit_tree: dict[str, str] = {}
         self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()
@@ -120,10 +126,12 @@ class BlobReader:
         """Whether the blob id of *sha1* is known (`ids_of` reads nothing for it)."""
         return sha1 in self._sha1_to_blob
 
-    def adopt(self, sha1: str, data: bytes) -> None:
-        """Record *data* as the bytes of blob *sha1*: the caller checked that git's sha1 of
-        them is *sha1* (workcopies.py)."""
-        self._remember(sha1, data, True)
+    def identify_copies(self, entries: Iterable[tuple[str, str, str]]) -> None:
+        """Identify the blobs of tree *entries* (path, mode, sha1) not known yet whose work-tree
+        copy holds exactly their bytes, without keeping the bytes (workcopies.py)."""
+        if self.copies is not None:
+            for sha1, data in self.copies.find(entries, self.knows):
+                self._remember(sha1, data, False)
 
     def sha1_for(self, identity: str) -> str | None:
         return self._blob_to_sha1.get(identity)
@@ -143,6 +151,10 @@ class BlobReader:
                     result[sha1] = data
                 elif self._sizes.get(sha1, 0) <= self.max_blob_bytes:
                     missing.append(sha1)
+        if missing and self.copies is not None:
+            found = self.copies.read(missing)
+            result.update(found)
+            missing = [sha1 for sha1 in missing if sha1 not in found]
         if missing:
             result.update(self._stream(list(dict.fromkeys(missing))))
         return result

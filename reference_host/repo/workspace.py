@@ -39,7 +39,6 @@ from reference_host.repo.gitstatus import (
     filtered_paths,
     parse_status,
 )
-from reference_host.repo.workcopies import identify_copies
 from reference_host.repo.workfiles import MAX_BLOB_BYTES, Taken, WorkFiles, shown, uncarried_reason
 
 UNUSABLE_REV = "unavailable:git"
@@ -146,7 +145,7 @@ class Workspace:
             self.root = self.requested_root
         self.runner.cwd = self.root
         self.files = WorkFiles(self.root, self.max_blob_bytes)
-        self.blobs = BlobReader(self.runner, self.max_blob_bytes)
+        self.blobs = BlobReader(self.runner, self.max_blob_bytes, self.files)
         self.hidden = HiddenEntries(self.runner, self.root, self.blobs)  # what git status skips
 
     @property
@@ -300,7 +299,7 @@ class Workspace:
         if state.tree is None:
             return self.plain_files()
         entries = self.tree_entries(state.tree)  # most blobs are their work-tree copies' bytes
-        identify_copies(self.blobs, self.files, ((p, m, s) for p, (m, s) in entries.items()))
+        self.blobs.identify_copies((p, m, s) for p, (m, s) in entries.items())
         ids = self.blob_ids_of([sha1 for _, sha1 in entries.values()])
         return {
             path: ids[sha1]

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from asp_protocol.canonical import blob_id
-from reference_host.repo import workspace as workspace_module
 from reference_host.repo.workcopies import git_sha1
 from reference_host.repo.workspace import Workspace
 from tests.support.gitrepo import git, make_repo
@@ -46,19 +45,35 @@ def test_a_clean_tree_is_identified_without_git_reading_a_blob(
     monkeypatch.setenv("ASP_HOST_CACHE_DIR", "off")
     repo = make_repo(tmp_path / "repo", FILES)
     from_git = Workspace(repo)
-    monkeypatch.setattr(workspace_module, "identify_copies", lambda *args: 0)
+    from_git.blobs.copies = None  # every blob through git cat-file, as before
     expected = from_git.head_index(from_git.state())
-    monkeypatch.undo()
-    monkeypatch.setenv("ASP_HOST_CACHE_DIR", "off")
 
     workspace = Workspace(repo)
     asked = _cat_file_requests(workspace)
     state = workspace.state()
     assert workspace.head_index(state) == expected
     assert asked == []
+    assert workspace.blobs._byte_total == 0  # no blob's bytes held between snapshot and reads
     sha1 = git(repo, "rev-parse", "HEAD:pkg/clean.py").strip()
-    assert workspace.git_blobs([sha1]) == {sha1: b"B = 2\n"}  # kept for the provider's reads
+    assert workspace.git_blobs([sha1]) == {sha1: b"B = 2\n"}  # read from the copy again
     assert asked == []
+
+
+def test_a_copy_edited_after_the_snapshot_is_not_served_as_the_blob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASP_HOST_CACHE_DIR", "off")
+    repo = make_repo(tmp_path / "repo", FILES)
+    workspace = Workspace(repo)
+    asked = _cat_file_requests(workspace)
+    workspace.head_index(workspace.state())
+    assert asked == []
+    sha1 = git(repo, "rev-parse", "HEAD:clean.py").strip()
+    (repo / "clean.py").write_text("A = 2\n")  # same size, other bytes
+    assert workspace.git_blobs([sha1]) == {sha1: b"A = 1\n"}  # HEAD's, from git
+    assert asked == [sha1]
+    (repo / "clean.py").write_text("A = 1\n")  # as committed again: still git's to read
+    assert workspace.git_blobs([sha1]) == {sha1: b"A = 1\n"}
 
 
 def test_a_copy_that_is_not_the_committed_blob_is_left_to_git(
