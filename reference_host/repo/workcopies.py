@@ -14,18 +14,17 @@ changes on checkout, a repository with sha256 object names.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from reference_host.repo.workfiles import WorkFiles
+from reference_host.repo.workfiles import WorkFiles, blob_sha1
 
 REGULAR_MODES = frozenset({"100644", "100755"})
 
 
 def git_sha1(data: bytes) -> str:
     """The object name git gives *data* as a blob (in a sha1 repository)."""
-    hasher = hashlib.sha1(b"blob %d\x00" % len(data), usedforsecurity=False)
+    hasher = blob_sha1(len(data))
     hasher.update(data)
     return hasher.hexdigest()
 
@@ -44,8 +43,7 @@ class WorkCopies:
     ) -> Iterator[tuple[str, bytes]]:
         """(sha1, bytes) of every tree entry (path, mode, sha1) not *known* yet whose work-tree
         copy holds exactly that blob's bytes; each such path is remembered."""
-        wanted = {path: sha1 for path, mode, sha1 in entries if mode in REGULAR_MODES}
-        wanted = {path: sha1 for path, sha1 in wanted.items() if not known(sha1)}
+        wanted = {p: s for p, mode, s in entries if mode in REGULAR_MODES and not known(s)}
         for path, data in self.files.read_each(wanted, self.max_bytes):
             sha1 = wanted[path]
             if git_sha1(data) == sha1:

@@ -81,9 +81,14 @@ class FileHash:
     size: int
 
 
+def blob_sha1(size: int) -> hashlib._Hash:
+    """A git sha1 hasher primed with git's blob header for *size* bytes (a sha1 repository)."""
+    return hashlib.sha1(b"blob %d\x00" % size, usedforsecurity=False)
+
+
 def hash_stream(chunks: list[bytes] | None, size: int) -> tuple[hashlib._Hash, hashlib._Hash]:
     """Fresh (git sha1, sha256) hashers primed with git's blob header for *size* bytes."""
-    sha1 = hashlib.sha1(b"blob %d\x00" % size, usedforsecurity=False)
+    sha1 = blob_sha1(size)
     sha256 = hashlib.sha256()
     for chunk in chunks or ():
         sha1.update(chunk)
@@ -186,9 +191,8 @@ class WorkFiles:
         return data if len(data) <= cap else None
 
     def read_each(self, paths: Iterable[str], limit: int) -> Iterator[tuple[str, bytes]]:
-        """(path, bytes) of each of *paths* that is a regular file inside the workspace of at
-        most *limit* bytes; the rest are skipped. A symlink (as the file, `O_NOFOLLOW`) or a
-        fifo (`O_NONBLOCK`, then not a regular file) is never followed or waited on."""
+        """(path, bytes) of each of *paths* that is a regular file inside the workspace of at most
+        *limit* bytes, the rest skipped: a symlink or a fifo is never followed or waited on."""
         seen: dict[str, bool] = {}
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         for path in paths:
