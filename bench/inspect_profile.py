@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from bench_support import interpreter
 from inspect_real import CACHE, prepared_repo, work_tree
 
 from asp_protocol.canonical import blob_id
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  build {label}: {value:.2f}" if isinstance(value, float) else f"  {label}: {value}"
         )
-    print(f"  machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"  machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, {interpreter()}")
     return 0
 
 
