@@ -23,15 +23,16 @@ async def stop_process(process: Process, grace_s: float) -> None:
         process.kill()
 
 
-def interpreter() -> str:
-    """Which CPython ran the figures, and whether its libpython is a shared library: the same
-    source parses a quarter to two fifths slower on a build without profile-guided optimisation
-    and with a shared libpython (pyenv's default) than on a distribution's build, so a figure
-    means little without it (README, Benchmarks)."""
+def machine() -> str:
+    """The machine line of a benchmark's report: cores, load, and which CPython ran it. The
+    interpreter's build moves the figures by about a fifth on this machine: Debian's 3.11.2 (PGO,
+    LTO, libpython in the executable) parses Salt in 2.51 CPU-s where this machine's pyenv 3.11.7
+    (neither, a shared libpython) takes 3.71 (README, "Which Python runs the host")."""
     maps = Path("/proc/self/maps")
     shared = "libpython" in maps.read_text() if maps.exists() else None
     linked = {True: "shared libpython", False: "static libpython", None: "libpython unknown"}
     return (
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
         f"{platform.python_implementation()} {platform.python_version()} "
         f"({os.path.realpath(sys.executable)}, {linked[shared]})"
     )

@@ -22,7 +22,6 @@ import argparse
 import ast
 import contextlib
 import multiprocessing
-import os
 import resource
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from bench_support import interpreter
+from bench_support import machine
 from inspect_real import CACHE, prepared_repo, work_tree
 
 from asp_protocol.canonical import blob_id
@@ -130,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  build {label}: {value:.2f}" if isinstance(value, float) else f"  {label}: {value}"
         )
-    print(f"  machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, {interpreter()}")
+    print(f"  machine: {machine()}")
     return 0
 
 

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from bench_support import interpreter
+from bench_support import machine
 
 from reference_host.cli import build_context
 from reference_host.context import HostContext
@@ -428,7 +428,7 @@ def report(rows: list[dict[str, Any]]) -> None:
             f"{row['package']}: host RSS {row['host_rss']:.0f} MiB + provider RSS "
             f"{row['provider_rss']:.0f} MiB (provider peak {row['provider_peak']:.0f} MiB)"
         )
-    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, {interpreter()}")
+    print(f"machine: {machine()}")
 
 
 def main(argv: list[str] | None = None) -> int:
